@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The test suite: install what is missing, build, run ctest; then build and run the suite once
+# more under AddressSanitizer + UndefinedBehaviorSanitizer (set TS_SKIP_SANITIZE=1 to skip that).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash ci/setup.sh
+bash ci/build.sh build
+(cd build && ctest --output-on-failure -j "${TS_JOBS:-2}" --timeout 600)
+if [ "${TS_SKIP_SANITIZE:-0}" != 1 ]; then
+  bash ci/build.sh build-asan -DTS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+  export LSAN_OPTIONS=suppressions=$PWD/ci/lsan.supp:print_suppressions=0
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  (cd build-asan && ctest --output-on-failure -j "${TS_JOBS:-2}" --timeout 900)
+fi

@@ -1,0 +1,45 @@
+#pragma once
+// A backend runs an operator's problem and returns what the device wrote. It validates the
+// contract itself (the reference's rules, the same ids) and its own device limits before it
+// allocates anything; the counters let tests prove that a rejected case touched nothing.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/op.h"
+
+namespace ts {
+
+struct GuardReport {
+  int64_t bad_bytes = 0;     // guard bytes that changed: a write outside the tensor
+  int64_t first_offset = 0;  // byte offset from the tensor start of the first changed guard byte (<0: before)
+};
+
+struct RunOutput {
+  enum class Status { ok, rejected, unsupported, error };
+  Status status = Status::ok;
+  Violation violation;                  // rejected
+  std::string message;                  // unsupported / error
+  Tensors outputs;                      // ok: logical layout, the buffer's dtype
+  std::map<std::string, GuardReport> guards;
+};
+
+struct DeviceInfo {
+  std::string backend;                   // "vulkan", "webgpu", "reference"
+  std::string name;                      // e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"
+  std::vector<std::string> capabilities;  // e.g. "shader-f16", "subgroup-size=8", "max-workgroups=65535"
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual DeviceInfo info() const = 0;
+  virtual RunOutput run(const OpDef& op, const Problem& p) = 0;
+
+  // Incremented by implementations on every device allocation / dispatch.
+  uint64_t allocations = 0;
+  uint64_t dispatches = 0;
+};
+
+}  // namespace ts

@@ -1,0 +1,96 @@
+#include "core/compare.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/half.h"
+#include "gpu/gpu_backend.h"
+
+namespace ts {
+namespace {
+
+// Maps float bits to a line where adjacent floats differ by 1 (sign-magnitude -> two's order).
+int64_t ordered(uint64_t bits, DType t) {
+  int width = int(dtype_size(t)) * 8;
+  uint64_t sign = uint64_t(1) << (width - 1);
+  uint64_t mag = bits & (sign - 1);
+  return (bits & sign) ? -int64_t(mag) : int64_t(mag);
+}
+
+}  // namespace
+
+std::string index_str(const Shape& s, int64_t flat) {
+  std::vector<int64_t> idx(s.size());
+  for (size_t d = s.size(); d-- > 0;) {
+    idx[d] = s[d] ? flat % s[d] : 0;
+    flat = s[d] ? flat / s[d] : 0;
+  }
+  return shape_str(idx);
+}
+
+CompareReport compare(const std::string& name, const Tensor& got, const Tensor& ref, Tolerance tol,
+                      bool poisoned) {
+  CompareReport r;
+  r.output = name;
+  r.tol = tol;
+  r.count = got.numel();
+  if (got.shape != ref.shape) {
+    r.mismatches = r.count ? r.count : 1;
+    r.first_bad = 0;
+    r.worst = std::numeric_limits<double>::infinity();
+    return r;
+  }
+  r.bad_per_dim.resize(got.shape.size());
+  for (size_t d = 0; d < got.shape.size(); ++d) r.bad_per_dim[d].assign(size_t(got.shape[d]), 0);
+  const bool fl = is_float(got.dtype);
+  const uint64_t poison = poison_bits(got.dtype);
+  double err2 = 0, ref2 = 0;
+  Tensor rounded(got.dtype, {1});
+  for (int64_t i = 0; i < r.count; ++i) {
+    double g = got.get(i), w = ref.get(i);
+    bool bad;
+    double err = std::fabs(g - w);
+    double allowed = tol.atol + tol.rtol * std::fabs(w);
+    bool unwritten = poisoned && fl && got.bits(i) == poison;
+    if (unwritten) {
+      ++r.unwritten;
+      bad = true;
+      err = std::numeric_limits<double>::infinity();
+    } else if (std::isnan(g) || std::isnan(w)) {
+      bad = true;  // NaN never passes, not even against a NaN reference
+      err = std::numeric_limits<double>::infinity();
+    } else if (std::isinf(g) || std::isinf(w)) {
+      bad = !(g == w);
+      err = bad ? std::numeric_limits<double>::infinity() : 0;
+    } else {
+      bad = !(err <= allowed);
+      err2 += (g - w) * (g - w);
+      ref2 += w * w;
+      if (w != 0) r.max_rel = std::max(r.max_rel, err / std::fabs(w));
+    }
+    r.max_abs = std::max(r.max_abs, err);
+    r.worst = std::max(r.worst, allowed > 0 ? err / allowed : (err > 0 ? std::numeric_limits<double>::infinity() : 0));
+    if (fl && !unwritten && std::isfinite(g) && std::isfinite(w)) {
+      rounded.set(0, w);
+      int64_t a = ordered(got.bits(i), got.dtype), b = ordered(rounded.bits(0), got.dtype);
+      r.max_ulp = std::max<uint64_t>(r.max_ulp, uint64_t(a > b ? a - b : b - a));
+    }
+    if (bad) {
+      if (r.first_bad < 0) {
+        r.first_bad = i;
+        r.first_got = g;
+        r.first_want = w;
+      }
+      ++r.mismatches;
+      int64_t flat = i;
+      for (size_t d = got.shape.size(); d-- > 0;) {
+        r.bad_per_dim[d][size_t(flat % got.shape[d])]++;
+        flat /= got.shape[d];
+      }
+    }
+  }
+  r.nmse = ref2 > 0 ? err2 / ref2 : err2;
+  return r;
+}
+
+}  // namespace ts

@@ -1,0 +1,75 @@
+#pragma once
+// An operator, defined once: its contract, how a case becomes input tensors, its float64 reference,
+// and the backend-neutral kernel plan that every GPU backend executes by name. Adding an operator =
+// one file in reference/ (this struct), one GLSL and one WGSL kernel, one generator in properties/,
+// and one line in core/registry.cpp.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/case.h"
+#include "core/contract.h"
+#include "core/tensor.h"
+
+namespace rc { template <class T> class Gen; }
+
+namespace ts {
+
+using Params = nlohmann::json;  // always an object; goldens store it verbatim
+
+struct Problem {
+  Tensors inputs;
+  Params params = Params::object();
+  DType dtype = DType::f32;        // the case dtype (float activations)
+  std::string storage = "buffer";
+};
+
+struct Tolerance {
+  double atol = 0, rtol = 0;
+};
+
+// A buffer a plan writes. Outputs are poisoned and guarded before dispatch; an in/out buffer
+// (`init_from` set, e.g. a KV cache) starts as a copy of that input; scratch is never compared.
+struct BufferSpec {
+  enum class Role { output, scratch };
+  std::string name;
+  Shape shape;
+  DType dtype;
+  Role role = Role::output;
+  std::string init_from;
+};
+
+// One compute dispatch over a 1-D grid of `invocations` threads. Kernels compute their linear id
+// with ts_linear_id() (folded grids are transparent). Resources bind by name: a storage block binds
+// the tensor named by its (single) array member, remapped through `bind`; push-constant / uniform
+// members are filled from `uniforms` by name, converted to the member's reflected type.
+struct Dispatch {
+  std::string kernel;                        // shader stem in gpu/vulkan/shaders, gpu/webgpu/shaders
+  std::vector<std::string> defines;          // variant defines, e.g. "TILED=1" (DTYPE is added by the backend)
+  uint64_t invocations = 0;
+  std::map<std::string, double> uniforms;    // integers are exact up to 2^53
+  std::map<std::string, std::string> bind;   // shader array name -> tensor name (default: same name)
+};
+
+struct OpDef {
+  std::string name;
+  std::string summary;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::vector<Rule> rules;
+  std::vector<DType> dtypes;  // case dtypes the operator is defined for
+
+  Problem (*make)(const Case&);                            // tensors from vars + seed (never throws on contract)
+  std::optional<Violation> (*validate)(const Problem&);    // first broken rule, or none
+  Tensors (*reference)(const Problem&);                    // outputs: float64 for computed floats
+  std::vector<BufferSpec> (*buffers)(const Problem&);      // valid problems only
+  std::vector<Dispatch> (*plan)(const Problem&);           // valid problems only
+  Tolerance (*tolerance)(const Problem&);                  // for output dtype == case dtype
+  std::vector<Case> (*edge_cases)(DType);                  // hand-picked, valid and invalid
+  rc::Gen<Case> (*generator)(DType, bool valid);           // properties/: random valid / invalid cases
+};
+
+}  // namespace ts

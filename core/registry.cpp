@@ -1,0 +1,23 @@
+#include "core/registry.h"
+
+#include "reference/ops.h"
+
+namespace ts {
+
+const std::vector<const OpDef*>& all_ops() {
+  static const std::vector<const OpDef*> ops = {
+      &rope_llama_op(),
+      &rope_cis_op(),
+      &rope_half_op(),
+      &rope_matrix_op(),
+  };
+  return ops;
+}
+
+const OpDef* find_op(std::string_view name) {
+  for (const OpDef* op : all_ops())
+    if (op->name == name) return op;
+  return nullptr;
+}
+
+}  // namespace ts

@@ -1,0 +1,119 @@
+#include "core/runner.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "core/registry.h"
+#include "core/rng.h"
+
+namespace ts {
+
+std::string_view outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::pass: return "PASS";
+    case Outcome::fail: return "FAIL";
+    case Outcome::rejected: return "REJECTED";
+    case Outcome::unexpected_reject: return "UNEXPECTED_REJECT";
+    case Outcome::missed_reject: return "MISSED_REJECT";
+    case Outcome::unsupported: return "UNSUPPORTED";
+    case Outcome::error: return "ERROR";
+  }
+  return "?";
+}
+
+Expected prepare(const Case& c) {
+  Expected e;
+  e.c = c;
+  e.op = find_op(c.op);
+  if (!e.op) {
+    e.error = cat("unknown operator '", c.op, "'");
+    return e;
+  }
+  try {
+    e.problem = e.op->make(c);
+    e.violation = e.op->validate(e.problem);
+    if (!e.violation) {
+      e.outputs = e.op->reference(e.problem);
+      e.tol = e.op->tolerance(e.problem);
+    }
+  } catch (const std::exception& ex) {
+    e.error = cat("building the case failed: ", ex.what());
+  }
+  return e;
+}
+
+namespace {
+
+std::string describe_failure(const CompareReport& r, const Tensor& got) {
+  if (r.first_bad < 0) return "";
+  std::string s = cat(r.output, ": ", r.mismatches, " of ", r.count, " elements outside tolerance");
+  if (r.unwritten) s += cat(" (", r.unwritten, " never written)");
+  s += cat("; first at ", index_str(got.shape, r.first_bad), ": got ", r.first_got, ", want ", r.first_want,
+           " (atol ", r.tol.atol, ", rtol ", r.tol.rtol, ")");
+  return s;
+}
+
+}  // namespace
+
+CaseResult judge(const Expected& e, Backend& backend) {
+  auto t0 = std::chrono::steady_clock::now();
+  CaseResult r;
+  r.id = e.c.id();
+  r.backend = backend.info().backend;
+  auto done = [&](Outcome o, std::string detail) {
+    r.outcome = o;
+    r.detail = std::move(detail);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
+  if (!e.error.empty()) return done(Outcome::error, e.error);
+
+  RunOutput out;
+  try {
+    out = backend.run(*e.op, e.problem);
+  } catch (const std::exception& ex) {
+    return done(Outcome::error, cat("backend threw: ", ex.what()));
+  }
+  using S = RunOutput::Status;
+  if (out.status == S::error) return done(Outcome::error, out.message);
+  if (e.violation) {
+    if (out.status != S::rejected)
+      return done(Outcome::missed_reject, cat("reference rejects (", e.violation->message, ") but ", r.backend,
+                                              out.status == S::unsupported ? " reports UNSUPPORTED" : " ran it"));
+    if (out.violation.rule != e.violation->rule)
+      return done(Outcome::missed_reject, cat("rule ids differ: reference [", e.violation->rule, "], ", r.backend,
+                                              " [", out.violation.rule, "]: ", out.violation.message));
+    r.rule = e.violation->rule;
+    return done(Outcome::rejected, e.violation->message);
+  }
+  if (out.status == S::rejected)
+    return done(Outcome::unexpected_reject, cat(r.backend, " rejects a valid case: ", out.violation.message));
+  if (out.status == S::unsupported) return done(Outcome::unsupported, out.message);
+
+  std::string detail;
+  r.guards = out.guards;
+  for (auto& [name, g] : out.guards)
+    if (g.bad_bytes)
+      detail += cat(detail.empty() ? "" : "; ", name, ": ", g.bad_bytes, " guard bytes overwritten (first at byte ",
+                    g.first_offset, g.first_offset < 0 ? ", before the tensor" : ", past the end", ")");
+  for (auto& [name, want] : e.outputs) {
+    auto it = out.outputs.find(name);
+    if (it == out.outputs.end()) {
+      detail += cat(detail.empty() ? "" : "; ", name, ": no output returned");
+      r.worst = INFINITY;
+      continue;
+    }
+    // The reference holds float64 for computed outputs and the output dtype for exact copies.
+    Tolerance tol = want.dtype == DType::f64 ? e.tol : Tolerance{0, 0};
+    if (!is_float(it->second.dtype)) tol = e.tol;
+    CompareReport rep = compare(name, it->second, want, tol, true);
+    const Tensor& got = it->second;
+    r.digests[name] = fnv1a64(std::string_view(reinterpret_cast<const char*>(got.bytes.data()), got.bytes.size()));
+    r.worst = std::max(r.worst, rep.worst);
+    if (!rep.ok()) detail += (detail.empty() ? "" : "; ") + describe_failure(rep, it->second);
+    r.reports.push_back(std::move(rep));
+  }
+  return done(detail.empty() ? Outcome::pass : Outcome::fail, detail);
+}
+
+}  // namespace ts

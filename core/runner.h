@@ -1,0 +1,43 @@
+#pragma once
+// One case from id to outcome: the reference's side is prepared once (inputs, contract verdict,
+// float64 outputs) and then judged against each backend (SPEC "Comparison and outcomes").
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/compare.h"
+
+namespace ts {
+
+enum class Outcome { pass, fail, rejected, unexpected_reject, missed_reject, unsupported, error };
+std::string_view outcome_name(Outcome o);  // "PASS", "FAIL", ..., as in SPEC
+
+struct Expected {
+  Case c;
+  const OpDef* op = nullptr;
+  Problem problem;
+  std::optional<Violation> violation;  // the reference rejects the case
+  Tensors outputs;                     // valid cases: reference outputs
+  Tolerance tol;
+  std::string error;                   // the case could not even be built (malformed vars, crash)
+};
+
+Expected prepare(const Case& c);
+
+struct CaseResult {
+  std::string id;
+  std::string backend;
+  Outcome outcome = Outcome::error;
+  std::string detail;                 // one line: why it is not PASS (or the rule id when REJECTED)
+  std::string rule;                   // REJECTED: the shared rule id
+  std::vector<CompareReport> reports;
+  std::map<std::string, GuardReport> guards;
+  std::map<std::string, uint64_t> digests;  // fnv1a64 of each output's bytes: same bytes on a rerun
+  double worst = 0;                   // max |err| / allowed over outputs (<= 1 passes)
+  double seconds = 0;
+};
+
+CaseResult judge(const Expected& e, Backend& backend);
+
+}  // namespace ts

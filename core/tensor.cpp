@@ -1,0 +1,93 @@
+#include "core/tensor.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/half.h"
+
+namespace ts {
+
+std::optional<DType> parse_dtype(std::string_view s) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::i8, DType::i32, DType::f64})
+    if (dtype_name(t) == s) return t;
+  return std::nullopt;
+}
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+Tensor::Tensor(DType t, Shape s) : dtype(t), shape(std::move(s)) {
+  for (int64_t d : shape)
+    if (d < 0) throw std::invalid_argument("negative dimension in " + shape_str(shape));
+  bytes.assign(size_t(numel()) * dtype_size(t), 0);
+}
+
+template <class T>
+static T load(const std::vector<uint8_t>& b, int64_t i) {
+  T v;
+  std::memcpy(&v, b.data() + size_t(i) * sizeof(T), sizeof(T));
+  return v;
+}
+template <class T>
+static void store(std::vector<uint8_t>& b, int64_t i, T v) {
+  std::memcpy(b.data() + size_t(i) * sizeof(T), &v, sizeof(T));
+}
+
+double Tensor::get(int64_t i) const {
+  switch (dtype) {
+    case DType::f32: return load<float>(bytes, i);
+    case DType::f16: return f16_to_f32(load<uint16_t>(bytes, i));
+    case DType::bf16: return bf16_to_f32(load<uint16_t>(bytes, i));
+    case DType::i8: return load<int8_t>(bytes, i);
+    case DType::i32: return load<int32_t>(bytes, i);
+    case DType::f64: return load<double>(bytes, i);
+  }
+  return 0;
+}
+
+template <class I>
+static I round_saturate(double v) {
+  if (std::isnan(v)) return 0;
+  double r = std::nearbyint(v);
+  if (r < double(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  if (r > double(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return I(r);
+}
+
+void Tensor::set(int64_t i, double v) {
+  switch (dtype) {
+    case DType::f32: store<float>(bytes, i, float(v)); break;  // C++ double->float is RNE
+    case DType::f16: store<uint16_t>(bytes, i, f64_to_f16(v)); break;
+    case DType::bf16: store<uint16_t>(bytes, i, f64_to_bf16(v)); break;
+    case DType::i8: store<int8_t>(bytes, i, round_saturate<int8_t>(v)); break;
+    case DType::i32: store<int32_t>(bytes, i, round_saturate<int32_t>(v)); break;
+    case DType::f64: store<double>(bytes, i, v); break;
+  }
+}
+
+uint64_t Tensor::bits(int64_t i) const {
+  uint64_t r = 0;
+  std::memcpy(&r, bytes.data() + size_t(i) * dtype_size(dtype), dtype_size(dtype));
+  return r;
+}
+
+Tensor Tensor::cast(DType t) const {
+  Tensor r(t, shape);
+  for (int64_t i = 0; i < numel(); ++i) r.set(i, get(i));
+  return r;
+}
+
+std::string Tensor::describe() const { return std::string(dtype_name(dtype)) + shape_str(shape); }
+
+}  // namespace ts

@@ -1,0 +1,38 @@
+#pragma once
+// A tensor in logical (row-major, contiguous) form. Values are stored as raw bytes of `dtype` so
+// that what a backend wrote, a golden file holds and a reference reads are the same bytes.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace ts {
+
+using Shape = std::vector<int64_t>;
+
+int64_t numel(const Shape& s);
+std::string shape_str(const Shape& s);  // "[1,2,3]"
+
+struct Tensor {
+  DType dtype = DType::f32;
+  Shape shape;
+  std::vector<uint8_t> bytes;
+
+  Tensor() = default;
+  Tensor(DType t, Shape s);  // zero-filled
+
+  int64_t numel() const { return ts::numel(shape); }
+  size_t nbytes() const { return bytes.size(); }
+  double get(int64_t i) const;        // exact value as float64
+  void set(int64_t i, double v);      // rounds once to dtype (RNE; integers round and saturate)
+  uint64_t bits(int64_t i) const;     // raw element bits (for ULP distance and poison checks)
+  Tensor cast(DType t) const;         // element-wise get/set
+  std::string describe() const;       // "float32[1,2,3]"
+};
+
+// Named tensors; std::map keeps a canonical (sorted) order for goldens and reports.
+using Tensors = std::map<std::string, Tensor>;
+
+}  // namespace ts

@@ -1,0 +1,63 @@
+#pragma once
+// The device-neutral half of a GPU backend, written once for Vulkan and WebGPU:
+// validate -> device limits -> poison + guard bands -> execute -> read back -> guard check.
+// A concrete backend supplies only the primitives below.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+
+namespace ts {
+
+// What the device reports (1-D folding and workgroup clamping use these).
+struct DeviceLimits {
+  uint32_t max_workgroups[3] = {65535, 65535, 65535};
+  uint32_t max_workgroup_size_x = 256;
+  uint32_t max_invocations = 256;
+  uint64_t max_buffer_bytes = 128ull << 20;  // largest single binding
+  bool f16 = false;                          // 16-bit storage + float16 arithmetic usable by kernels
+};
+
+// A host copy of one device buffer: [guard][data][guard] for outputs, [data] for the rest.
+// `bytes` holds the initial contents on the way in and what the device holds on the way out.
+struct HostBuffer {
+  std::string name;
+  size_t offset = 0;  // where the tensor's data starts (the binding offset)
+  size_t size = 0;    // tensor bytes (the binding range)
+  bool read_back = false;
+  std::vector<uint8_t> bytes;
+};
+
+// Thrown by primitives for a capability the device lacks (-> UNSUPPORTED, never PASS).
+struct Unsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A 1-D grid folded into the device's per-dimension workgroup limit.
+struct Grid {
+  uint32_t workgroup_size = 1;
+  uint32_t groups[3] = {1, 1, 1};
+};
+std::optional<Grid> fold_grid(uint64_t invocations, uint32_t workgroup_size, const DeviceLimits& lim);
+
+class GpuBackend : public Backend {
+ public:
+  static constexpr size_t kGuardBytes = 256;  // also a multiple of every min storage offset alignment
+
+  RunOutput run(const OpDef& op, const Problem& p) final;
+
+ protected:
+  virtual const DeviceLimits& limits() const = 0;
+  // Runs the plan over the buffers (all present by name). Throws Unsupported or std::exception.
+  virtual void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
+                       DType dtype) = 0;
+  uint32_t workgroup_size = 64;  // clamped to the device in fold_grid
+};
+
+// Poison patterns: NaN with a recognisable payload for floats, a sentinel for integers.
+uint64_t poison_bits(DType t);
+constexpr uint8_t kGuardByte = 0xA5;
+
+}  // namespace ts

@@ -1,0 +1,294 @@
+#include "gpu/vulkan/context.h"
+
+#include <spirv_cross/spirv.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/contract.h"
+
+namespace ts::vk {
+
+namespace {
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                          VkDebugUtilsMessageTypeFlagsEXT,
+                                          const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+  const char* level = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error" : "warning";
+  static_cast<std::vector<std::string>*>(user)->push_back(cat("validation ", level, ": ", data->pMessage));
+  return VK_FALSE;
+}
+
+void load_loader() {
+  static const VkResult loaded = volkInitialize();
+  if (loaded != VK_SUCCESS)
+    throw std::runtime_error("vulkan: the Vulkan loader (libvulkan.so.1) could not be loaded; install "
+                             "libvulkan1 and a driver (e.g. mesa-vulkan-drivers for lavapipe)");
+}
+
+bool has_layer(const char* name) {
+  uint32_t n = 0;
+  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  std::vector<VkLayerProperties> layers(n);
+  vkEnumerateInstanceLayerProperties(&n, layers.data());
+  return std::any_of(layers.begin(), layers.end(),
+                     [&](const VkLayerProperties& l) { return std::strcmp(l.layerName, name) == 0; });
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+const char* type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete-gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated-gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual-gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+  }
+}
+
+// Vulkan 1.2 is the floor: the shaders are SPIR-V 1.5 and the feature queries use the 1.1/1.2 structs.
+bool usable(const Adapter& a) {
+  return a.props.apiVersion >= VK_API_VERSION_1_2 && a.queue_family != UINT32_MAX;
+}
+
+Adapter describe(VkPhysicalDevice pd) {
+  Adapter a;
+  a.handle = pd;
+  vkGetPhysicalDeviceProperties(pd, &a.props);
+  vkGetPhysicalDeviceMemoryProperties(pd, &a.memory);
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);
+  std::vector<VkQueueFamilyProperties> families(nq);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, families.data());
+  for (uint32_t i = 0; i < nq; ++i)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+      a.queue_family = i;
+      break;
+    }
+  if (a.props.apiVersion < VK_API_VERSION_1_2) return a;
+
+  VkPhysicalDeviceVulkan12Properties p12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
+  VkPhysicalDeviceVulkan11Properties p11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES, &p12};
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p11};
+  vkGetPhysicalDeviceProperties2(pd, &p2);
+  a.driver = cat(p12.driverName, " ", p12.driverInfo);
+  a.subgroup_size = p11.subgroupSize;
+  a.max_allocation = p11.maxMemoryAllocationSize;
+
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
+  if (a.props.apiVersion >= VK_API_VERSION_1_3) f12.pNext = &f13;
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  Features& f = a.features;
+  f.storage16 = f11.storageBuffer16BitAccess;
+  f.storage8 = f12.storageBuffer8BitAccess;
+  f.float16 = f12.shaderFloat16;
+  f.int8 = f12.shaderInt8;
+  f.int16 = f2.features.shaderInt16;
+  f.int_dot = f13.shaderIntegerDotProduct;
+  f.float64 = f2.features.shaderFloat64;
+  f.int64 = f2.features.shaderInt64;
+  if (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) f.subgroup_ops = p11.subgroupSupportedOperations;
+  return a;
+}
+
+}  // namespace
+
+Instance::Instance(bool validation) {
+  load_loader();
+  std::vector<const char*> layers, extensions;
+  if (validation) {
+    if (!has_layer(kValidationLayer))
+      throw std::runtime_error(cat("vulkan: validation was requested but ", kValidationLayer,
+                                   " is not installed (Debian: vulkan-validationlayers)"));
+    layers.push_back(kValidationLayer);
+    extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  }
+  // Chained into the instance create info as well, so messages about instance creation and
+  // destruction are caught, not only those between messenger creation and destruction.
+  VkDebugUtilsMessengerCreateInfoEXT messenger{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  messenger.messageSeverity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  messenger.pfnUserCallback = on_message;
+  messenger.pUserData = messages_.get();
+
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "touchstone";
+  app.apiVersion = VK_API_VERSION_1_3;
+  VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ci.pNext = validation ? &messenger : nullptr;
+  ci.pApplicationInfo = &app;
+  ci.enabledLayerCount = uint32_t(layers.size());
+  ci.ppEnabledLayerNames = layers.data();
+  ci.enabledExtensionCount = uint32_t(extensions.size());
+  ci.ppEnabledExtensionNames = extensions.data();
+  VkResult r = vkCreateInstance(&ci, nullptr, &instance_);
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+    throw std::runtime_error("vulkan: no Vulkan driver is installed (VK_ERROR_INCOMPATIBLE_DRIVER); "
+                             "e.g. mesa-vulkan-drivers provides lavapipe");
+  check(r, "vkCreateInstance");
+  volkLoadInstanceOnly(instance_);
+  if (validation) {
+    r = vkCreateDebugUtilsMessengerEXT(instance_, &messenger, nullptr, &messenger_);
+    if (r != VK_SUCCESS) {
+      vkDestroyInstance(instance_, nullptr);
+      check(r, "vkCreateDebugUtilsMessengerEXT");
+    }
+  }
+}
+
+Instance::~Instance() {
+  if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+  vkDestroyInstance(instance_, nullptr);
+}
+
+std::string Adapter::describe() const {
+  std::string s = cat(props.deviceName, " [", type_name(props.deviceType), ", Vulkan ",
+                      version_string(props.apiVersion));
+  if (props.apiVersion < VK_API_VERSION_1_2) s += ", unusable: needs Vulkan 1.2";
+  else if (queue_family == UINT32_MAX) s += ", unusable: no compute queue";
+  return s + "]";
+}
+
+std::string Adapter::missing_for(uint32_t capability) const {
+  const Features& f = features;
+  auto need = [](bool ok, const char* what) { return ok ? std::string() : std::string(what); };
+  auto subgroup = [&](VkSubgroupFeatureFlags bit, const char* what) {
+    return need(f.subgroup_ops & bit, what);
+  };
+  switch (capability) {
+    case SpvCapabilityFloat16: return need(f.float16, "shaderFloat16");
+    case SpvCapabilityInt8: return need(f.int8, "shaderInt8");
+    case SpvCapabilityInt16: return need(f.int16, "shaderInt16");
+    case SpvCapabilityStorageBuffer16BitAccess: return need(f.storage16, "storageBuffer16BitAccess");
+    case SpvCapabilityStorageBuffer8BitAccess: return need(f.storage8, "storageBuffer8BitAccess");
+    case SpvCapabilityDotProduct:
+    case SpvCapabilityDotProductInputAll:
+    case SpvCapabilityDotProductInput4x8Bit:
+    case SpvCapabilityDotProductInput4x8BitPacked: return need(f.int_dot, "shaderIntegerDotProduct");
+    case SpvCapabilityGroupNonUniform: return subgroup(VK_SUBGROUP_FEATURE_BASIC_BIT, "subgroup basic ops");
+    case SpvCapabilityGroupNonUniformVote: return subgroup(VK_SUBGROUP_FEATURE_VOTE_BIT, "subgroup vote");
+    case SpvCapabilityGroupNonUniformArithmetic:
+      return subgroup(VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "subgroup arithmetic");
+    case SpvCapabilityGroupNonUniformBallot: return subgroup(VK_SUBGROUP_FEATURE_BALLOT_BIT, "subgroup ballot");
+    case SpvCapabilityGroupNonUniformShuffle: return subgroup(VK_SUBGROUP_FEATURE_SHUFFLE_BIT, "subgroup shuffle");
+    case SpvCapabilityGroupNonUniformShuffleRelative:
+      return subgroup(VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, "subgroup relative shuffle");
+    case SpvCapabilityGroupNonUniformClustered:
+      return subgroup(VK_SUBGROUP_FEATURE_CLUSTERED_BIT, "subgroup clustered ops");
+    case SpvCapabilityGroupNonUniformQuad: return subgroup(VK_SUBGROUP_FEATURE_QUAD_BIT, "subgroup quad ops");
+    case SpvCapabilityFloat64: return need(f.float64, "shaderFloat64");
+    case SpvCapabilityInt64: return need(f.int64, "shaderInt64");
+    default: return {};  // core in Vulkan 1.2 compute
+  }
+}
+
+std::vector<Adapter> adapters(const Instance& instance) {
+  uint32_t n = 0;
+  check(vkEnumeratePhysicalDevices(instance.handle(), &n, nullptr), "vkEnumeratePhysicalDevices");
+  std::vector<VkPhysicalDevice> pds(n);
+  check(vkEnumeratePhysicalDevices(instance.handle(), &n, pds.data()), "vkEnumeratePhysicalDevices");
+  if (pds.empty())
+    throw std::runtime_error("vulkan: the loader found no Vulkan device (install a driver, e.g. "
+                             "mesa-vulkan-drivers for lavapipe)");
+  std::vector<Adapter> all;
+  for (VkPhysicalDevice pd : pds) all.push_back(describe(pd));
+  return all;
+}
+
+std::vector<std::string> numbered(const std::vector<Adapter>& all) {
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < all.size(); ++i) lines.push_back(cat(i, ": ", all[i].describe()));
+  return lines;
+}
+
+Adapter select_adapter(const Instance& instance, const std::string& selector) {
+  std::vector<Adapter> all = adapters(instance);
+  auto first = [&](auto pred) -> const Adapter* {
+    for (const Adapter& a : all)
+      if (usable(a) && pred(a)) return &a;
+    return nullptr;
+  };
+  const Adapter* pick = nullptr;
+  if (selector.empty()) {
+    pick = first([](const Adapter& a) {
+      return a.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+             a.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+    });
+    if (!pick) pick = first([](const Adapter& a) { return a.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; });
+    if (!pick) pick = first([](const Adapter&) { return true; });
+  } else if (std::all_of(selector.begin(), selector.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    size_t i = std::stoul(selector);
+    if (i < all.size() && usable(all[i])) pick = &all[i];
+  } else {
+    std::string want = lower(selector);
+    pick = first([&](const Adapter& a) { return lower(a.props.deviceName).find(want) != std::string::npos; });
+  }
+  if (!pick) {
+    std::string what = selector.empty() ? "no usable Vulkan device" : cat("no usable Vulkan device matches '", selector, "'");
+    std::string found;
+    for (const std::string& line : numbered(all)) found += (found.empty() ? "" : "; ") + line;
+    throw std::runtime_error(cat("vulkan: ", what, "; found: ", found));
+  }
+  return *pick;
+}
+
+Device::Device(Adapter a) : adapter(std::move(a)) {
+  const Features& want = adapter.features;
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue_ci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue_ci.queueFamilyIndex = adapter.queue_family;
+  queue_ci.queueCount = 1;
+  queue_ci.pQueuePriorities = &priority;
+
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  f13.shaderIntegerDotProduct = want.int_dot;
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  f12.shaderFloat16 = want.float16;
+  f12.shaderInt8 = want.int8;
+  f12.storageBuffer8BitAccess = want.storage8;
+  if (adapter.props.apiVersion >= VK_API_VERSION_1_3) f12.pNext = &f13;
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
+  f11.storageBuffer16BitAccess = want.storage16;
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
+  // robustBufferAccess stays off on purpose: an out-of-bounds write must reach the guard bands.
+  f2.features.shaderInt16 = want.int16;
+  f2.features.shaderFloat64 = want.float64;
+  f2.features.shaderInt64 = want.int64;
+
+  VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2};
+  ci.queueCreateInfoCount = 1;
+  ci.pQueueCreateInfos = &queue_ci;
+  check(vkCreateDevice(adapter.handle, &ci, nullptr, &handle), "vkCreateDevice");
+  volkLoadDeviceTable(&fn, handle);
+  fn.vkGetDeviceQueue(handle, adapter.queue_family, 0, &queue);
+  VkCommandPoolCreateInfo pool_ci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool_ci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  pool_ci.queueFamilyIndex = adapter.queue_family;
+  VkResult r = fn.vkCreateCommandPool(handle, &pool_ci, nullptr, &pool);
+  if (r != VK_SUCCESS) {
+    fn.vkDestroyDevice(handle, nullptr);
+    check(r, "vkCreateCommandPool");
+  }
+}
+
+Device::~Device() {
+  // Owners never destroy a device with work in flight (a hung kernel's device is leaked instead).
+  fn.vkDestroyCommandPool(handle, pool, nullptr);
+  fn.vkDestroyDevice(handle, nullptr);
+}
+
+}  // namespace ts::vk

@@ -1,0 +1,84 @@
+#pragma once
+// The Vulkan instance (with the validation messenger), the physical devices it sees, and one
+// logical device with a compute queue.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/vulkan/vk_check.h"
+
+namespace ts::vk {
+
+class Instance {
+ public:
+  // Throws std::runtime_error with the reason: no loader, no driver, validation layer missing.
+  explicit Instance(bool validation);
+  ~Instance();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  VkInstance handle() const { return instance_; }
+  bool validation() const { return messenger_ != VK_NULL_HANDLE; }
+  // Validation messages (WARNING and above) in arrival order; the owner drains them.
+  std::vector<std::string>& messages() { return *messages_; }
+
+ private:
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  // Heap-held so the address given to the layer as user data never moves.
+  std::unique_ptr<std::vector<std::string>> messages_ = std::make_unique<std::vector<std::string>>();
+};
+
+// Optional device features kernels may use; the device enables every one it has.
+struct Features {
+  bool storage16 = false;  // storageBuffer16BitAccess
+  bool storage8 = false;   // storageBuffer8BitAccess
+  bool float16 = false;    // shaderFloat16
+  bool int8 = false;       // shaderInt8
+  bool int16 = false;      // shaderInt16
+  bool int_dot = false;    // shaderIntegerDotProduct (Vulkan 1.3)
+  bool float64 = false;    // shaderFloat64
+  bool int64 = false;      // shaderInt64
+  VkSubgroupFeatureFlags subgroup_ops = 0;  // in compute shaders
+};
+
+// A physical device and everything the backend needs to know about it.
+struct Adapter {
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  VkPhysicalDeviceProperties props{};
+  VkPhysicalDeviceMemoryProperties memory{};
+  std::string driver;  // driverName + driverInfo
+  uint32_t subgroup_size = 0;
+  uint64_t max_allocation = 0;  // maxMemoryAllocationSize
+  uint32_t queue_family = UINT32_MAX;  // first family with compute, UINT32_MAX if none
+  Features features;
+
+  std::string describe() const;  // "llvmpipe (LLVM 15.0.6, 256 bits) [cpu, Vulkan 1.4.305]"
+  // Why a kernel declaring this SPIR-V capability cannot run here, or "" if it can.
+  std::string missing_for(uint32_t spirv_capability) const;
+};
+
+// Every physical device; throws std::runtime_error if there is none.
+std::vector<Adapter> adapters(const Instance& instance);
+// "0: llvmpipe (LLVM 15.0.6, 256 bits) [cpu, Vulkan 1.4.305]", in loader order.
+std::vector<std::string> numbered(const std::vector<Adapter>& all);
+
+// selector: "" = first discrete/integrated GPU, else a CPU device, else any usable one; a decimal
+// index; or a case-insensitive substring of the name. Throws std::runtime_error listing the devices.
+Adapter select_adapter(const Instance& instance, const std::string& selector);
+
+class Device {
+ public:
+  explicit Device(Adapter adapter);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const Adapter adapter;
+  VolkDeviceTable fn{};  // per-device pointers: several devices may live at once (a lost one, a new one)
+  VkDevice handle = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  VkCommandPool pool = VK_NULL_HANDLE;
+};
+
+}  // namespace ts::vk

@@ -1,0 +1,70 @@
+#include "gpu/vulkan/pipelines.h"
+
+namespace ts::vk {
+
+Pipelines::Pipelines(const Device& device) : dev_(device) {
+  VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  check(dev_.fn.vkCreatePipelineCache(dev_.handle, &ci, nullptr, &cache_), "vkCreatePipelineCache");
+}
+
+Pipelines::~Pipelines() {
+  for (auto& [key, p] : pipelines_) destroy(p);
+  dev_.fn.vkDestroyPipelineCache(dev_.handle, cache_, nullptr);
+}
+
+void Pipelines::destroy(const Pipeline& p) const {
+  dev_.fn.vkDestroyPipeline(dev_.handle, p.pipeline, nullptr);
+  dev_.fn.vkDestroyPipelineLayout(dev_.handle, p.layout, nullptr);
+  dev_.fn.vkDestroyDescriptorSetLayout(dev_.handle, p.set_layout, nullptr);
+}
+
+const Pipeline& Pipelines::get(const Program& program, uint32_t workgroup_size) {
+  auto key = std::make_pair(program.id, workgroup_size);
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
+
+  const Reflection& r = program.reflection;
+  std::vector<VkDescriptorSetLayoutBinding> bindings;
+  for (const StorageBinding& b : r.buffers)
+    bindings.push_back({b.binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, r.push_size};
+  VkShaderModule module = VK_NULL_HANDLE;
+  Pipeline p;
+  try {
+    VkDescriptorSetLayoutCreateInfo set_ci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    set_ci.bindingCount = uint32_t(bindings.size());
+    set_ci.pBindings = bindings.data();
+    check(dev_.fn.vkCreateDescriptorSetLayout(dev_.handle, &set_ci, nullptr, &p.set_layout),
+          "vkCreateDescriptorSetLayout");
+    VkPipelineLayoutCreateInfo layout_ci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_ci.setLayoutCount = 1;
+    layout_ci.pSetLayouts = &p.set_layout;
+    layout_ci.pushConstantRangeCount = r.push_size ? 1 : 0;
+    layout_ci.pPushConstantRanges = &push;
+    check(dev_.fn.vkCreatePipelineLayout(dev_.handle, &layout_ci, nullptr, &p.layout), "vkCreatePipelineLayout");
+
+    VkShaderModuleCreateInfo module_ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    module_ci.codeSize = program.spirv.size() * sizeof(uint32_t);
+    module_ci.pCode = program.spirv.data();
+    check(dev_.fn.vkCreateShaderModule(dev_.handle, &module_ci, nullptr, &module), "vkCreateShaderModule");
+    VkSpecializationMapEntry entry{0, 0, sizeof(uint32_t)};
+    VkSpecializationInfo spec{1, &entry, sizeof(uint32_t), &workgroup_size};
+    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = module;
+    ci.stage.pName = "main";
+    ci.stage.pSpecializationInfo = &spec;
+    ci.layout = p.layout;
+    check(dev_.fn.vkCreateComputePipelines(dev_.handle, cache_, 1, &ci, nullptr, &p.pipeline),
+          "vkCreateComputePipelines");
+  } catch (...) {
+    dev_.fn.vkDestroyShaderModule(dev_.handle, module, nullptr);
+    destroy(p);
+    throw;
+  }
+  // A pipeline keeps what it needs of the module.
+  dev_.fn.vkDestroyShaderModule(dev_.handle, module, nullptr);
+  return pipelines_.emplace(key, p).first->second;
+}
+
+}  // namespace ts::vk

@@ -1,0 +1,107 @@
+#include "gpu/vulkan/reflect.h"
+
+#include <spirv_cross_c.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "core/contract.h"
+
+namespace ts::vk {
+
+namespace {
+
+using Context = std::unique_ptr<spvc_context_s, decltype(&spvc_context_destroy)>;
+
+struct Reflector {
+  spvc_context ctx;
+  spvc_compiler compiler = nullptr;
+  spvc_resources resources = nullptr;
+  const std::string& kernel;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::runtime_error(cat("vulkan: kernel '", kernel, "': ", what));
+  }
+  void check(spvc_result r, const char* what) const {
+    if (r != SPVC_SUCCESS) fail(cat(what, ": ", spvc_context_get_last_error_string(ctx)));
+  }
+  std::pair<const spvc_reflected_resource*, size_t> list(spvc_resource_type type) const {
+    const spvc_reflected_resource* items = nullptr;
+    size_t n = 0;
+    check(spvc_resources_get_resource_list_for_type(resources, type, &items, &n), "reflection");
+    return {items, n};
+  }
+};
+
+PushMember::Type scalar_type(const Reflector& r, spvc_type t, const std::string& name) {
+  bool scalar = spvc_type_get_vector_size(t) == 1 && spvc_type_get_columns(t) == 1 &&
+                spvc_type_get_num_array_dimensions(t) == 0;
+  switch (scalar ? spvc_type_get_basetype(t) : SPVC_BASETYPE_UNKNOWN) {
+    case SPVC_BASETYPE_UINT32: return PushMember::Type::u32;
+    case SPVC_BASETYPE_INT32: return PushMember::Type::i32;
+    case SPVC_BASETYPE_FP32: return PushMember::Type::f32;
+    default: r.fail(cat("push constant '", name, "' must be a uint, int or float scalar"));
+  }
+}
+
+}  // namespace
+
+Reflection reflect(const std::vector<uint32_t>& spirv, const std::string& kernel) {
+  spvc_context raw = nullptr;
+  if (spvc_context_create(&raw) != SPVC_SUCCESS) throw std::runtime_error("vulkan: spvc_context_create failed");
+  Context owner(raw, spvc_context_destroy);  // owns every object made from it
+  Reflector r{raw, nullptr, nullptr, kernel};
+  spvc_parsed_ir ir = nullptr;
+  r.check(spvc_context_parse_spirv(raw, spirv.data(), spirv.size(), &ir), "parsing SPIR-V");
+  r.check(spvc_context_create_compiler(raw, SPVC_BACKEND_NONE, ir, SPVC_CAPTURE_MODE_TAKE_OWNERSHIP, &r.compiler),
+          "reflection");
+  r.check(spvc_compiler_create_shader_resources(r.compiler, &r.resources), "reflection");
+
+  const std::pair<spvc_resource_type, const char*> unbindable[] = {
+      {SPVC_RESOURCE_TYPE_UNIFORM_BUFFER, "uniform buffer"},
+      {SPVC_RESOURCE_TYPE_STORAGE_IMAGE, "storage image"},
+      {SPVC_RESOURCE_TYPE_SAMPLED_IMAGE, "sampled image"},
+      {SPVC_RESOURCE_TYPE_SEPARATE_IMAGE, "image"},
+      {SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS, "sampler"},
+      {SPVC_RESOURCE_TYPE_ACCELERATION_STRUCTURE, "acceleration structure"}};
+  for (auto [type, what] : unbindable)
+    if (auto [items, n] = r.list(type); n)
+      r.fail(cat("declares ", what, " '", items[0].name, "'; the vulkan backend binds storage buffers only"));
+
+  Reflection out;
+  auto [buffers, nbuf] = r.list(SPVC_RESOURCE_TYPE_STORAGE_BUFFER);
+  for (size_t i = 0; i < nbuf; ++i) {
+    const spvc_reflected_resource& b = buffers[i];
+    if (spvc_compiler_get_decoration(r.compiler, b.id, SpvDecorationDescriptorSet) != 0)
+      r.fail(cat("storage buffer '", b.name, "' is not in descriptor set 0"));
+    if (spvc_type_get_num_array_dimensions(spvc_compiler_get_type_handle(r.compiler, b.type_id)) != 0)
+      r.fail(cat("storage buffer '", b.name, "' is an array of blocks"));
+    const char* first = spvc_compiler_get_member_name(r.compiler, b.base_type_id, 0);
+    if (!first || !*first) r.fail(cat("storage buffer '", b.name, "' has no named first member"));
+    out.buffers.push_back({spvc_compiler_get_decoration(r.compiler, b.id, SpvDecorationBinding), first});
+  }
+
+  auto [push, npush] = r.list(SPVC_RESOURCE_TYPE_PUSH_CONSTANT);
+  if (npush) {
+    spvc_type block = spvc_compiler_get_type_handle(r.compiler, push[0].base_type_id);
+    size_t size = 0;
+    r.check(spvc_compiler_get_declared_struct_size(r.compiler, block, &size), "push constant size");
+    out.push_size = uint32_t(size);
+    for (unsigned m = 0; m < spvc_type_get_num_member_types(block); ++m) {
+      PushMember pm;
+      pm.name = spvc_compiler_get_member_name(r.compiler, push[0].base_type_id, m);
+      r.check(spvc_compiler_type_struct_member_offset(r.compiler, block, m, &pm.offset), "push constant offset");
+      spvc_type t = spvc_compiler_get_type_handle(r.compiler, spvc_type_get_member_type(block, m));
+      pm.type = scalar_type(r, t, pm.name);
+      out.push.push_back(std::move(pm));
+    }
+  }
+
+  const SpvCapability* caps = nullptr;
+  size_t ncaps = 0;
+  r.check(spvc_compiler_get_declared_capabilities(r.compiler, &caps, &ncaps), "capabilities");
+  out.capabilities.assign(caps, caps + ncaps);
+  return out;
+}
+
+}  // namespace ts::vk

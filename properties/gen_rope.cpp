@@ -1,0 +1,100 @@
+// Generators of the RoPE family: valid cases across the shape classes that break kernels, and
+// invalid cases that break exactly one contract rule each (the rule is itself generated).
+#include "properties/gen_common.h"
+#include "reference/ops.h"
+
+namespace ts {
+
+rc::Gen<Case> gen_rope_llama(DType t, bool valid) {
+  return rc::gen::exec([t, valid] {
+    Case c{"rope_llama", {}, t, "buffer", 0};
+    int64_t Hkv = *rc::gen::inRange<int64_t>(1, 9);
+    int64_t ratio = *rc::gen::element<int64_t>(1, 2, 4, 8, 3);  // GQA ratios; Hkv = 1 is MQA
+    int64_t D = gen::head_dim();
+    c.set("B", *rc::gen::inRange<int64_t>(1, 3)).set("S", gen::seq_len()).set("Hq", Hkv * ratio).set("Hkv", Hkv);
+    c.set("D", D);
+    if (int64_t pos = gen::position()) c.set("pos", pos);
+    if (!valid) {
+      switch (*rc::gen::inRange(0, 7)) {
+        case 0: c.set("D", D + 1); break;  // freqs follow D/2: only head_dim_even breaks
+        case 1: c.set("D", 0); break;
+        case 2: c.set("Bk", c.get("B") + *rc::gen::inRange<int64_t>(1, 3)); break;
+        case 3: c.set("Sk", c.get("S") + *rc::gen::inRange<int64_t>(1, 3)); break;
+        case 4: c.set("Dk", D + 2 * *rc::gen::inRange<int64_t>(1, 3)); break;
+        case 5: c.set(*rc::gen::element<std::string>("Sf", "Df"), *rc::gen::inRange<int64_t>(D / 2 + 1, D + 2)); break;
+        default: c.set(*rc::gen::element<std::string>("xk_dtype", "freqs_cos_dtype", "freqs_sin_dtype"), gen::other_dtype(t));
+      }
+    }
+    c.seed = gen::seed();
+    return c;
+  });
+}
+
+rc::Gen<Case> gen_rope_cis(DType t, bool valid) {
+  return rc::gen::exec([t, valid] {
+    Case c{"rope_cis", {}, t, "buffer", 0};
+    int64_t C = gen::head_dim();
+    c.set("B", *rc::gen::inRange<int64_t>(1, 4)).set("N", *rc::gen::inRange<int64_t>(1, 65)).set("C", C);
+    c.set("fshape", *rc::gen::element<std::string>("n_c2_2", "1_n_c2_2", "nc2_2"));
+    if (int64_t pos = gen::position()) c.set("pos", pos);
+    if (!valid) {
+      switch (*rc::gen::inRange(0, 4)) {
+        case 0:  // C odd with an N*C-element pair table: only channels_even breaks
+          c.set("N", 2 * *rc::gen::inRange<int64_t>(1, 17)).set("C", C + 1).set("fshape", "nc2_2");
+          break;
+        case 1: c.set("Nf", c.get("N") + *rc::gen::inRange<int64_t>(1, 4)); break;
+        case 2: c.set("fshape", "n_c"); break;
+        default: c.set(*rc::gen::element<std::string>("x_dtype", "freqs_cis_dtype"), gen::other_dtype(t));
+      }
+    }
+    c.seed = gen::seed();
+    return c;
+  });
+}
+
+rc::Gen<Case> gen_rope_half(DType t, bool valid) {
+  return rc::gen::exec([t, valid] {
+    Case c{"rope_half", {}, t, "buffer", 0};
+    int64_t D = gen::head_dim();
+    c.set("B", *rc::gen::inRange<int64_t>(1, 3)).set("H", *rc::gen::inRange<int64_t>(1, 9)).set("S", gen::seq_len());
+    c.set("D", D);
+    if (int64_t pos = gen::position()) c.set("pos", pos);
+    if (!valid) {
+      switch (*rc::gen::inRange(0, 3)) {
+        case 0: c.set("D", D + 1); break;
+        case 1: c.set(*rc::gen::element<std::string>("Sc", "Dc"), *rc::gen::inRange<int64_t>(1, 4) + (c.get("S") + D)); break;
+        default: c.set(*rc::gen::element<std::string>("x_dtype", "cos_dtype", "sin_dtype"), gen::other_dtype(t));
+      }
+    }
+    c.seed = gen::seed();
+    return c;
+  });
+}
+
+rc::Gen<Case> gen_rope_matrix(DType t, bool valid) {
+  return rc::gen::exec([t, valid] {
+    Case c{"rope_matrix", {}, t, "buffer", 0};
+    std::string mode = *rc::gen::element<std::string>("half", "interleave", "dense");
+    int64_t D = gen::head_dim();
+    c.set("B", *rc::gen::inRange<int64_t>(1, 3)).set("H", *rc::gen::inRange<int64_t>(1, 5)).set("S", gen::seq_len());
+    c.set("D", D).set("mode", mode);
+    if (mode != "dense" && D >= 6 && *rc::gen::arbitrary<bool>()) {
+      int64_t w = 2 * (D / 6);  // 3-D RoPE: three even sections, the last takes the rest
+      c.set("sections", cat(w, ":", w, ":", D - 2 * w));
+    }
+    if (mode == "dense" && *rc::gen::arbitrary<bool>()) c.set("D", D - 1);  // dense m allows odd D
+    if (int64_t pos = gen::position()) c.set("pos", pos);
+    if (!valid) {
+      int64_t d = c.get("D");
+      switch (*rc::gen::inRange(0, 3)) {
+        case 0: c.set("Dm", d + *rc::gen::inRange<int64_t>(1, 3)); break;
+        case 1: c.set(*rc::gen::element<std::string>("Sc", "Dc"), *rc::gen::inRange<int64_t>(1, 4) + (c.get("S") + d)); break;
+        default: c.set(*rc::gen::element<std::string>("x_dtype", "m_dtype", "cos_dtype", "sin_dtype"), gen::other_dtype(t));
+      }
+    }
+    c.seed = gen::seed();
+    return c;
+  });
+}
+
+}  // namespace ts

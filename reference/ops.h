@@ -1,0 +1,17 @@
+#pragma once
+// Every operator definition (one file each in reference/) and its generators (properties/).
+#include "core/op.h"
+
+namespace ts {
+
+const OpDef& rope_llama_op();
+const OpDef& rope_cis_op();
+const OpDef& rope_half_op();
+const OpDef& rope_matrix_op();
+
+rc::Gen<Case> gen_rope_llama(DType, bool valid);
+rc::Gen<Case> gen_rope_cis(DType, bool valid);
+rc::Gen<Case> gen_rope_half(DType, bool valid);
+rc::Gen<Case> gen_rope_matrix(DType, bool valid);
+
+}  // namespace ts

@@ -1,0 +1,123 @@
+// rope_cis: complex-number interleaved RoPE on [B,N,C] (SAM2 / EdgeTAM), SPEC "rope_cis".
+#include <Eigen/Core>
+
+#include "reference/common.h"
+#include "reference/ops.h"
+
+namespace ts {
+namespace {
+
+// freqs_cis layouts a case can ask for (`fshape`): the two native ones, a flat one, and one whose
+// innermost dimension is not 2 (invalid). `Nf` overrides N in freqs_cis (wrong element count).
+Shape freqs_shape(const std::string& form, int64_t N, int64_t C) {
+  if (form == "n_c2_2") return {N, C / 2, 2};
+  if (form == "1_n_c2_2") return {1, N, C / 2, 2};
+  if (form == "nc2_2") return {N * C / 2, 2};
+  if (form == "n_c") return {N, C};
+  throw UsageError("rope_cis: fshape must be n_c2_2, 1_n_c2_2, nc2_2 or n_c, got '" + form + "'");
+}
+
+Problem make(const Case& c) {
+  int64_t B = c.get("B"), N = c.get("N"), C = c.get("C"), pos = c.get("pos", 0);
+  int64_t Nf = c.get("Nf", N);
+  Problem p;
+  p.dtype = c.dtype;
+  p.storage = c.storage;
+  p.inputs["x"] = uniform_tensor(input_dtype(c, "x"), {B, N, C}, c.seed, "x");
+  Tensor f(input_dtype(c, "freqs_cis"), freqs_shape(c.word("fshape", "n_c2_2"), Nf, C));
+  // Element 2j is cos, 2j+1 sin, of pair j = n*(C/2) + k whatever the rank.
+  int64_t half = std::max<int64_t>(C / 2, 1);
+  for (int64_t j = 0; j < f.numel() / 2; ++j) {
+    double a = double(pos + j / half) * inv_freq(j % half, std::max<int64_t>(C, 1));
+    f.set(2 * j, std::cos(a));
+    f.set(2 * j + 1, std::sin(a));
+  }
+  p.inputs["freqs_cis"] = std::move(f);
+  return p;
+}
+
+std::optional<Violation> validate(const Problem& p) {
+  Contract c("rope_cis");
+  if (!has_inputs(c, p, {"x", "freqs_cis"})) return c.result();
+  require_rank(c, p, "x", 3);
+  if (c.failed()) return c.result();
+  const Shape& x = p.inputs.at("x").shape;
+  const Tensor& f = p.inputs.at("freqs_cis");
+  c.require(x[2] % 2 == 0, "channels_even", "C (", x[2], ") must be even");
+  c.require(f.numel() == x[1] * x[2], "freqs_cis_numel", "freqs_cis ", shape_str(f.shape), " must have N*C = ",
+            x[1] * x[2], " elements, has ", f.numel());
+  c.require(!f.shape.empty() && f.shape.back() == 2, "freqs_cis_inner_2", "freqs_cis ", shape_str(f.shape),
+            " must have innermost dimension 2");
+  require_same_dtype(c, p);
+  return c.result();
+}
+
+Tensors reference(const Problem& p) {
+  const Tensor &x = p.inputs.at("x"), &f = p.inputs.at("freqs_cis");
+  const int64_t NC = x.shape[1] * x.shape[2];
+  Eigen::ArrayXd cs(NC / 2), sn(NC / 2);
+  for (int64_t j = 0; j < NC / 2; ++j) {
+    cs[j] = f.get(2 * j);
+    sn[j] = f.get(2 * j + 1);
+  }
+  Tensor out(DType::f64, x.shape);
+  for (int64_t pair = 0; pair < x.numel() / 2; ++pair) {
+    int64_t j = pair % (NC / 2);
+    double a = x.get(2 * pair), b = x.get(2 * pair + 1);
+    out.set(2 * pair, a * cs[j] - b * sn[j]);
+    out.set(2 * pair + 1, a * sn[j] + b * cs[j]);
+  }
+  return {{"out", std::move(out)}};
+}
+
+std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at("x").shape, p.dtype}}; }
+
+std::vector<Dispatch> plan(const Problem& p) {
+  const Shape& x = p.inputs.at("x").shape;
+  uint64_t pairs = uint64_t(numel(x)) / 2;
+  return {{"rope_cis", {}, pairs, {{"n", double(pairs)}, {"nc2", double(x[1] * x[2] / 2)}}}};
+}
+
+Tolerance tolerance(const Problem& p) { return elementwise_tolerance(p.dtype); }
+
+std::vector<Case> edge_cases(DType t) {
+  auto mk = [t](int64_t B, int64_t N, int64_t C, std::string fshape = "n_c2_2", int64_t pos = 0) {
+    Case c{"rope_cis", {}, t, "buffer", uint64_t(2000 + B * 7 + N * 13 + C * 17 + pos)};
+    c.set("B", B).set("N", N).set("C", C).set("fshape", std::move(fshape));
+    if (pos) c.set("pos", pos);
+    return c;
+  };
+  return {
+      mk(1, 64, 256),               // SAM2 memory-attention width
+      mk(2, 4096, 64, "1_n_c2_2"),  // the batched native shape, many positions
+      mk(1, 1, 2),                  // one pair
+      mk(3, 7, 6, "nc2_2"),         // C % 4 == 2, flat freqs
+      mk(1, 13, 22, "n_c2_2", 5000),
+      mk(5, 1, 30, "1_n_c2_2"),
+      // Invalid.
+      mk(1, 4, 7, "nc2_2"),  // C odd, freqs_cis still N*C elements of pairs
+      mk(1, 4, 8).set("Nf", 3),
+      mk(1, 4, 8, "n_c"),
+      mk(1, 4, 8).set("freqs_cis_dtype", t == DType::f16 ? "float32" : "float16"),
+  };
+}
+
+}  // namespace
+
+const OpDef& rope_cis_op() {
+  static const OpDef op{
+      "rope_cis",
+      "complex-number interleaved RoPE on [B,N,C] (SAM2 / EdgeTAM memory attention)",
+      {"x", "freqs_cis"},
+      {"out"},
+      {{"input_rank", "x is [B,N,C]"},
+       {"channels_even", "C is even"},
+       {"freqs_cis_numel", "freqs_cis has exactly N*C elements"},
+       {"freqs_cis_inner_2", "freqs_cis has innermost dimension 2"},
+       {"dtypes_equal", "every input has the case dtype"}},
+      {DType::f32, DType::f16, DType::bf16},
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_cis};
+  return op;
+}
+
+}  // namespace ts

@@ -1,0 +1,109 @@
+// rope_half: rotate-half RoPE (HF / NeoX), SPEC "rope_half".
+#include "reference/common.h"
+#include "reference/ops.h"
+
+namespace ts {
+namespace {
+
+// HF's cos/sin tables: column d of position s has angle (pos+s) * inv_freq(d mod D/2).
+void fill_tables(Tensor& cs, Tensor& sn, int64_t pos, int64_t D) {
+  const int64_t S = cs.shape[0], W = cs.shape[1], half = std::max<int64_t>(D / 2, 1);
+  for (int64_t s = 0; s < S; ++s)
+    for (int64_t d = 0; d < W; ++d) {
+      double a = double(pos + s) * inv_freq(d % half, std::max<int64_t>(D, 1));
+      cs.set(s * W + d, std::cos(a));
+      sn.set(s * W + d, std::sin(a));
+    }
+}
+
+Problem make(const Case& c) {
+  int64_t B = c.get("B"), H = c.get("H"), S = c.get("S"), D = c.get("D"), pos = c.get("pos", 0);
+  Problem p;
+  p.dtype = c.dtype;
+  p.storage = c.storage;
+  p.inputs["x"] = uniform_tensor(input_dtype(c, "x"), {B, H, S, D}, c.seed, "x");
+  Tensor cs(input_dtype(c, "cos"), {c.get("Sc", S), c.get("Dc", D)}), sn(input_dtype(c, "sin"), cs.shape);
+  fill_tables(cs, sn, pos, D);
+  p.inputs["cos"] = std::move(cs);
+  p.inputs["sin"] = std::move(sn);
+  return p;
+}
+
+std::optional<Violation> validate(const Problem& p) {
+  Contract c("rope_half");
+  if (!has_inputs(c, p, {"x", "cos", "sin"})) return c.result();
+  require_rank(c, p, "x", 4);
+  if (c.failed()) return c.result();
+  const Shape& x = p.inputs.at("x").shape;
+  c.require(x[3] % 2 == 0, "head_dim_even", "head_dim (", x[3], ") must be even");
+  for (const char* t : {"cos", "sin"})
+    c.require(p.inputs.at(t).shape == Shape{x[2], x[3]}, "cos_sin_shape", t, " must be [S, D] = ",
+              shape_str({x[2], x[3]}), ", got ", shape_str(p.inputs.at(t).shape));
+  require_same_dtype(c, p);
+  return c.result();
+}
+
+Tensors reference(const Problem& p) {
+  const Tensor &x = p.inputs.at("x"), &cs = p.inputs.at("cos"), &sn = p.inputs.at("sin");
+  const int64_t S = x.shape[2], D = x.shape[3], half = D / 2;
+  Tensor out(DType::f64, x.shape);
+  for (int64_t r = 0; r < x.numel() / std::max<int64_t>(D, 1); ++r) {
+    int64_t s = r % S;
+    for (int64_t d = 0; d < D; ++d) {
+      double rot = d < half ? -x.get(r * D + d + half) : x.get(r * D + d - half);
+      out.set(r * D + d, x.get(r * D + d) * cs.get(s * D + d) + rot * sn.get(s * D + d));
+    }
+  }
+  return {{"out", std::move(out)}};
+}
+
+std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at("x").shape, p.dtype}}; }
+
+std::vector<Dispatch> plan(const Problem& p) {
+  const Shape& x = p.inputs.at("x").shape;
+  uint64_t n = uint64_t(numel(x));
+  return {{"rope_half", {}, n, {{"n", double(n)}, {"S", double(x[2])}, {"D", double(x[3])}}}};
+}
+
+Tolerance tolerance(const Problem& p) { return elementwise_tolerance(p.dtype); }
+
+std::vector<Case> edge_cases(DType t) {
+  auto mk = [t](int64_t B, int64_t H, int64_t S, int64_t D, int64_t pos = 0) {
+    Case c{"rope_half", {}, t, "buffer", uint64_t(3000 + B * 7 + H * 13 + S * 17 + D * 19 + pos)};
+    c.set("B", B).set("H", H).set("S", S).set("D", D);
+    if (pos) c.set("pos", pos);
+    return c;
+  };
+  return {
+      mk(1, 32, 1, 128, 4095),  // decode at a large position
+      mk(1, 8, 64, 64),         // prefill
+      mk(2, 3, 5, 2),           // D = 2
+      mk(1, 5, 7, 6),           // D % 4 == 2
+      mk(3, 7, 11, 26),         // prime sizes, ragged
+      mk(1, 1, 1, 256, 100000),
+      // Invalid.
+      mk(1, 2, 3, 5),
+      mk(1, 2, 3, 8).set("Sc", 4),
+      mk(1, 2, 3, 8).set("Dc", 4),
+      mk(1, 2, 3, 8).set("sin_dtype", t == DType::f16 ? "float32" : "float16"),
+  };
+}
+
+}  // namespace
+
+const OpDef& rope_half_op() {
+  static const OpDef op{
+      "rope_half",
+      "rotate-half RoPE (HF / NeoX): x*cos + rotate_half(x)*sin",
+      {"x", "cos", "sin"},
+      {"out"},
+      {{"input_rank", "x is [B,H,S,D]"},
+       {"head_dim_even", "D is even"},
+       {"cos_sin_shape", "cos and sin are exactly [S, D]"},
+       {"dtypes_equal", "every input has the case dtype"}},
+      {DType::f32, DType::f16, DType::bf16},
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_half};
+  return op;
+}
+
+}  // namespace ts

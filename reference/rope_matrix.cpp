@@ -1,0 +1,201 @@
+// rope_matrix: RoPE as a matrix product (ROME), including 3-D RoPE, SPEC "rope_matrix":
+// out = x*cos + (x @ m)*sin.
+#include <Eigen/Core>
+#include <thread>
+
+#include "reference/common.h"
+#include "reference/ops.h"
+
+namespace ts {
+namespace {
+
+// Section widths from `sections=a:b:c` (default: one section of width D).
+std::vector<int64_t> sections_of(const Case& c, int64_t D) {
+  std::vector<int64_t> s = c.list("sections");
+  if (s.empty()) return {D};
+  int64_t sum = 0;
+  for (int64_t w : s) sum += w;
+  if (sum != D) throw UsageError(cat("case ", c.id(), ": sections must sum to D (", D, "), sum to ", sum));
+  return s;
+}
+
+// m and cos/sin for `mode`: "half" / "interleave" build the block-diagonal rotation of each section
+// (the matrix form of rope_half / rope_llama), "dense" a random m and random tables (a plain matmul).
+void fill(const Case& c, Tensor& m, Tensor& cs, Tensor& sn, int64_t D) {
+  const std::string mode = c.word("mode", "half");
+  const int64_t pos = c.get("pos", 0);
+  if (mode == "dense") {
+    m = uniform_tensor(m.dtype, m.shape, c.seed, "m");
+    cs = uniform_tensor(cs.dtype, cs.shape, c.seed, "cos");
+    sn = uniform_tensor(sn.dtype, sn.shape, c.seed, "sin");
+    return;
+  }
+  if (mode != "half" && mode != "interleave")
+    throw UsageError(cat("case ", c.id(), ": mode must be half, interleave or dense, got '", mode, "'"));
+  const int64_t Dm = m.shape[1];
+  int64_t off = 0, sec = 0;
+  for (int64_t w : sections_of(c, D)) {
+    if (w % 2) throw UsageError(cat("case ", c.id(), ": section widths must be even for mode ", mode));
+    for (int64_t j = 0; j < w / 2; ++j) {
+      // Rotation partner columns a, b of pair j inside this section.
+      int64_t a = mode == "half" ? off + j : off + 2 * j, b = mode == "half" ? off + j + w / 2 : off + 2 * j + 1;
+      if (a < m.shape[0] && b < Dm && b < m.shape[0] && a < Dm) {
+        m.set(b * Dm + a, -1.0);  // (x@m)[a] = -x[b]
+        m.set(a * Dm + b, 1.0);   // (x@m)[b] =  x[a]
+      }
+      for (int64_t s = 0; s < cs.shape[0]; ++s) {
+        // 3-D RoPE gives each section its own position axis; (sec+1) stands in for it.
+        double ang = double((pos + s) * (sec + 1)) * inv_freq(j, w);
+        for (int64_t col : {a, b})
+          if (col < cs.shape[1]) {
+            cs.set(s * cs.shape[1] + col, std::cos(ang));
+            sn.set(s * sn.shape[1] + col, std::sin(ang));
+          }
+      }
+    }
+    off += w;
+    ++sec;
+  }
+}
+
+Problem make(const Case& c) {
+  int64_t B = c.get("B"), H = c.get("H"), S = c.get("S"), D = c.get("D");
+  Problem p;
+  p.dtype = c.dtype;
+  p.storage = c.storage;
+  p.params = {{"mode", c.word("mode", "half")}, {"sections", sections_of(c, D)}};
+  p.inputs["x"] = uniform_tensor(input_dtype(c, "x"), {B, H, S, D}, c.seed, "x");
+  Tensor m(input_dtype(c, "m"), {c.get("Dm", D), D});
+  Tensor cs(input_dtype(c, "cos"), {c.get("Sc", S), c.get("Dc", D)}), sn(input_dtype(c, "sin"), cs.shape);
+  fill(c, m, cs, sn, D);
+  p.inputs["m"] = std::move(m);
+  p.inputs["cos"] = std::move(cs);
+  p.inputs["sin"] = std::move(sn);
+  return p;
+}
+
+std::optional<Violation> validate(const Problem& p) {
+  Contract c("rope_matrix");
+  if (!has_inputs(c, p, {"x", "m", "cos", "sin"})) return c.result();
+  require_rank(c, p, "x", 4);
+  if (c.failed()) return c.result();
+  const Shape& x = p.inputs.at("x").shape;
+  c.require(p.inputs.at("m").shape == Shape{x[3], x[3]}, "m_shape", "m must be [D, D] = ",
+            shape_str({x[3], x[3]}), ", got ", shape_str(p.inputs.at("m").shape));
+  for (const char* t : {"cos", "sin"})
+    c.require(p.inputs.at(t).shape == Shape{x[2], x[3]}, "cos_sin_shape", t, " must be [S, D] = ",
+              shape_str({x[2], x[3]}), ", got ", shape_str(p.inputs.at(t).shape));
+  require_same_dtype(c, p);
+  return c.result();
+}
+
+using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+Mat to_mat(const Tensor& t, int64_t rows, int64_t cols) {
+  Mat m(rows, cols);
+  double* d = m.data();
+  for (int64_t i = 0; i < t.numel(); ++i) d[i] = t.get(i);
+  return m;
+}
+
+Tensors reference(const Problem& p) {
+  const Tensor& xt = p.inputs.at("x");
+  const int64_t S = xt.shape[2], D = xt.shape[3], rows = D ? xt.numel() / D : 0;
+  Mat x = to_mat(xt, rows, D), m = to_mat(p.inputs.at("m"), D, D);
+  Mat cs = to_mat(p.inputs.at("cos"), S, D), sn = to_mat(p.inputs.at("sin"), S, D);
+  Tensor out(DType::f64, xt.shape);
+  double* o = reinterpret_cast<double*>(out.bytes.data());
+  // A real GEMM, in row blocks over the machine's cores (Eigen alone would use one without OpenMP).
+  auto work = [&](int64_t r0, int64_t r1) {
+    const int64_t block = 4096;
+    for (int64_t b = r0; b < r1; b += block) {
+      int64_t n = std::min(block, r1 - b);
+      Mat y = x.middleRows(b, n) * m;
+      for (int64_t r = 0; r < n; ++r) {
+        int64_t s = (b + r) % S;
+        for (int64_t d = 0; d < D; ++d) o[(b + r) * D + d] = x(b + r, d) * cs(s, d) + y(r, d) * sn(s, d);
+      }
+    }
+  };
+  int64_t threads = rows > 8192 ? std::max(1u, std::thread::hardware_concurrency()) : 1;
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work, rows * t / threads, rows * (t + 1) / threads);
+  work(0, rows / threads);
+  for (auto& th : pool) th.join();
+  return {{"out", std::move(out)}};
+}
+
+std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at("x").shape, p.dtype}}; }
+
+std::vector<Dispatch> plan(const Problem& p) {
+  const Shape& x = p.inputs.at("x").shape;
+  uint64_t n = uint64_t(numel(x));
+  return {{"rope_matrix", {}, n, {{"n", double(n)}, {"S", double(x[2])}, {"D", double(x[3])}}}};
+}
+
+// Kernels accumulate x@m in float32 in order. Higham's bound for a k-term dot product,
+// |fl(sum) - sum| <= k*u * sum|x_i m_i| <= k^2 * u * max|x| * max|m|, with k the largest number of
+// non-zeros in a column of m (adding a zero is exact): 1 for the rotation matrices, D for dense m.
+// The bound is scaled by max|sin| (the factor applied to x@m) and added to the element-wise default.
+Tolerance tolerance(const Problem& p) {
+  Tolerance t = elementwise_tolerance(p.dtype);
+  const Tensor &m = p.inputs.at("m"), &x = p.inputs.at("x"), &sn = p.inputs.at("sin");
+  const int64_t D = m.shape[1];
+  int64_t k = 0;
+  double mm = 0, mx = 0, ms = 0;
+  for (int64_t col = 0; col < D; ++col) {
+    int64_t nnz = 0;
+    for (int64_t r = 0; r < m.shape[0]; ++r) {
+      double v = m.get(r * D + col);
+      nnz += v != 0;
+      mm = std::max(mm, std::fabs(v));
+    }
+    k = std::max(k, nnz);
+  }
+  for (int64_t i = 0; i < x.numel(); ++i) mx = std::max(mx, std::fabs(x.get(i)));
+  for (int64_t i = 0; i < sn.numel(); ++i) ms = std::max(ms, std::fabs(sn.get(i)));
+  t.atol += 1.01 * double(k * k) * kUnitF32 * mx * mm * ms;
+  return t;
+}
+
+std::vector<Case> edge_cases(DType t) {
+  auto mk = [t](int64_t B, int64_t H, int64_t S, int64_t D, std::string mode, std::string sections = "") {
+    Case c{"rope_matrix", {}, t, "buffer", uint64_t(4000 + B * 7 + H * 13 + S * 17 + D * 19 + mode.size())};
+    c.set("B", B).set("H", H).set("S", S).set("D", D).set("mode", std::move(mode));
+    if (!sections.empty()) c.set("sections", std::move(sections));
+    return c;
+  };
+  return {
+      mk(1, 2, 16, 128, "half", "44:44:40"),  // the seed's 3-D RoPE sections
+      mk(1, 4, 1, 64, "interleave"),          // decode
+      mk(1, 2, 9, 2, "half"),                 // D = 2
+      mk(2, 3, 5, 6, "interleave"),           // D % 4 == 2
+      mk(1, 3, 7, 17, "dense"),               // a plain matmul, odd D
+      mk(1, 2, 33, 128, "dense"),             // the longest reduction of the set
+      mk(1, 1, 4, 24, "interleave", "8:8:8"),
+      // Invalid.
+      mk(1, 2, 3, 8, "half").set("Dm", 6),
+      mk(1, 2, 3, 8, "half").set("Sc", 2),
+      mk(1, 2, 3, 8, "half").set("Dc", 6),
+      mk(1, 2, 3, 8, "half").set("m_dtype", t == DType::f16 ? "float32" : "float16"),
+  };
+}
+
+}  // namespace
+
+const OpDef& rope_matrix_op() {
+  static const OpDef op{
+      "rope_matrix",
+      "RoPE as a matrix product (ROME), 3-D RoPE included: x*cos + (x @ m)*sin",
+      {"x", "m", "cos", "sin"},
+      {"out"},
+      {{"input_rank", "x is [B,H,S,D]"},
+       {"m_shape", "m is exactly [D, D]"},
+       {"cos_sin_shape", "cos and sin are exactly [S, D]"},
+       {"dtypes_equal", "every input has the case dtype"}},
+      {DType::f32, DType::f16, DType::bf16},
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_matrix};
+  return op;
+}
+
+}  // namespace ts

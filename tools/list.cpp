@@ -1,0 +1,36 @@
+// touchstone list: operators with their rules, backends with device and capabilities.
+#include <cstdio>
+
+#include "core/registry.h"
+#include "tools/backends.h"
+#include "tools/commands.h"
+
+namespace ts {
+
+int cmd_list(Args& a) {
+  std::vector<BackendSlot> slots = open_backends(a);
+  a.finish();
+  std::printf("Operators\n");
+  for (const OpDef* op : all_ops()) {
+    std::string ins, outs, dts;
+    for (auto& n : op->inputs) ins += (ins.empty() ? "" : ", ") + n;
+    for (auto& n : op->outputs) outs += (outs.empty() ? "" : ", ") + n;
+    for (DType t : op->dtypes) dts += (dts.empty() ? "" : ", ") + std::string(dtype_name(t));
+    std::printf("\n  %s — %s\n    inputs: %s\n    outputs: %s\n    dtypes: %s\n    rules:\n", op->name.c_str(),
+                op->summary.c_str(), ins.c_str(), outs.c_str(), dts.c_str());
+    for (auto& r : op->rules) std::printf("      %-22s %s\n", r.id.c_str(), r.text.c_str());
+  }
+  std::printf("\nBackends\n");
+  for (auto& s : slots) {
+    if (!s.backend) {
+      std::printf("\n  %s: UNAVAILABLE — %s\n", s.name.c_str(), s.unavailable.c_str());
+      continue;
+    }
+    DeviceInfo info = s.backend->info();
+    std::printf("\n  %s: %s\n", s.name.c_str(), info.name.c_str());
+    for (auto& c : info.capabilities) std::printf("    %s\n", c.c_str());
+  }
+  return 0;
+}
+
+}  // namespace ts

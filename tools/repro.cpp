@@ -1,0 +1,80 @@
+// touchstone repro CASE_ID: one case, the whole story.
+#include <algorithm>
+#include <cstdio>
+
+#include "core/registry.h"
+#include "core/rng.h"
+#include "core/runner.h"
+#include "tools/backends.h"
+#include "tools/commands.h"
+
+namespace ts {
+namespace {
+
+uint64_t digest(const Tensor& t) {
+  return fnv1a64(std::string_view(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size()));
+}
+
+// The indices of each dimension holding most mismatches, e.g. "dim 3: 126 (8), 127 (8)".
+void print_concentration(const CompareReport& r) {
+  for (size_t d = 0; d < r.bad_per_dim.size(); ++d) {
+    const auto& counts = r.bad_per_dim[d];
+    std::vector<size_t> idx(counts.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return counts[x] > counts[y]; });
+    size_t hit = size_t(std::count_if(counts.begin(), counts.end(), [](int64_t c) { return c > 0; }));
+    std::printf("      dim %zu: mismatches at %zu of %zu indices;", d, hit, counts.size());
+    for (size_t k = 0; k < std::min<size_t>(5, hit); ++k) std::printf(" %zu (%lld)", idx[k], (long long)counts[idx[k]]);
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+
+int cmd_repro(Args& a) {
+  std::vector<std::string> ids = a.positional();
+  std::vector<BackendSlot> slots = open_backends(a);
+  a.finish();
+  if (ids.size() != 1) throw UsageError("repro takes exactly one case id");
+  Case c = Case::parse(ids[0]);
+  if (!find_op(c.op)) throw UsageError(cat("unknown operator '", c.op, "' (see touchstone list)"));
+  Expected e = prepare(c);
+  std::printf("case     %s\n", c.id().c_str());
+  if (!e.error.empty()) {
+    std::printf("ERROR    %s\n", e.error.c_str());
+    return 1;
+  }
+  for (auto& [name, t] : e.problem.inputs)
+    std::printf("input    %-10s %-24s fnv1a64=%016llx\n", name.c_str(), t.describe().c_str(), (unsigned long long)digest(t));
+  if (!e.problem.params.empty()) std::printf("params   %s\n", e.problem.params.dump().c_str());
+  if (e.violation) std::printf("reference rejects: %s\n", e.violation->message.c_str());
+  else std::printf("reference ok; tolerance atol %g rtol %g\n", e.tol.atol, e.tol.rtol);
+
+  bool bad = false;
+  for (auto& s : slots) {
+    if (!s.backend) {
+      std::printf("\n[%s] UNAVAILABLE: %s\n", s.name.c_str(), s.unavailable.c_str());
+      bad |= s.requested;
+      continue;
+    }
+    CaseResult r = judge(e, *s.backend);
+    std::printf("\n[%s] %s on %s (%.3f s)\n", s.name.c_str(), std::string(outcome_name(r.outcome)).c_str(),
+                s.backend->info().name.c_str(), r.seconds);
+    if (!r.detail.empty()) std::printf("  %s\n", r.detail.c_str());
+    for (auto& [name, g] : r.guards)
+      if (g.bad_bytes) std::printf("  %s: %lld guard bytes overwritten, first at byte %lld\n", name.c_str(),
+                                   (long long)g.bad_bytes, (long long)g.first_offset);
+    for (auto& rep : r.reports) {
+      std::printf("  %-10s %lld elements, %lld mismatches (%lld unwritten); max abs %.3g, max rel %.3g, NMSE %.3g, "
+                  "max ULP %llu, worst err/tol %.3g\n",
+                  rep.output.c_str(), (long long)rep.count, (long long)rep.mismatches, (long long)rep.unwritten,
+                  rep.max_abs, rep.max_rel, rep.nmse, (unsigned long long)rep.max_ulp, rep.worst);
+      std::printf("      output fnv1a64=%016llx\n", (unsigned long long)r.digests[rep.output]);
+      if (!rep.ok()) print_concentration(rep);
+    }
+    bad |= r.outcome != Outcome::pass && r.outcome != Outcome::rejected && r.outcome != Outcome::unsupported;
+  }
+  return bad ? 1 : 0;
+}
+
+}  // namespace ts
