@@ -34,6 +34,13 @@ std::optional<Grid> fold_grid(uint64_t invocations, uint32_t workgroup_size, con
   return g;
 }
 
+std::string bound_tensor(const Dispatch& d, const std::string& array_name) {
+  auto m = d.bind.find(array_name);
+  if (m != d.bind.end()) return m->second;
+  if (!array_name.empty() && array_name.back() == '_') return array_name.substr(0, array_name.size() - 1);
+  return array_name;
+}
+
 namespace {
 
 RunOutput fail(RunOutput::Status s, std::string msg) {
@@ -94,8 +101,9 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   for (auto& [name, t] : p.inputs) bufs.push_back({name, 0, t.nbytes(), false, t.bytes});
   for (auto& s : specs) {
     size_t n = size_t(numel(s.shape)) * dtype_size(s.dtype);
-    HostBuffer b{s.name, kGuardBytes, n, s.role == BufferSpec::Role::output, {}};
-    b.bytes.assign(kGuardBytes + ((n + 3) & ~size_t(3)) + kGuardBytes, kGuardByte);
+    const size_t padded = (n + 3) & ~size_t(3);
+    HostBuffer b{s.name, kGuardBytes, padded + kGuardBytes, s.role == BufferSpec::Role::output, {}};
+    b.bytes.assign(kGuardBytes + padded + kGuardBytes, kGuardByte);
     if (!s.init_from.empty()) {
       const Tensor& src = p.inputs.at(s.init_from);
       std::memcpy(b.bytes.data() + kGuardBytes, src.bytes.data(), n);

@@ -25,7 +25,9 @@ struct DeviceLimits {
 struct HostBuffer {
   std::string name;
   size_t offset = 0;  // where the tensor's data starts (the binding offset)
-  size_t size = 0;    // tensor bytes (the binding range)
+  size_t size = 0;    // the binding range: the tensor's bytes, and for outputs the trailing guard too,
+                      // since lavapipe and WebGPU drop writes outside the range instead of making them
+                      // visible: inside the range, a write past the end lands in the guard and is seen
   bool read_back = false;
   std::vector<uint8_t> bytes;
 };
@@ -41,6 +43,10 @@ struct Grid {
   uint32_t groups[3] = {1, 1, 1};
 };
 std::optional<Grid> fold_grid(uint64_t invocations, uint32_t workgroup_size, const DeviceLimits& lim);
+
+// The tensor a kernel's storage array binds: Dispatch::bind's mapping if any, else the array's own
+// name without one trailing '_' (kernels write out_, cos_, sin_ where GLSL/WGSL reserve the word).
+std::string bound_tensor(const Dispatch& d, const std::string& array_name);
 
 class GpuBackend : public Backend {
  public:

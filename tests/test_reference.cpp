@@ -6,6 +6,7 @@
 
 #include "core/registry.h"
 #include "core/runner.h"
+#include "reference/ops.h"
 
 namespace ts {
 namespace {
@@ -111,7 +112,8 @@ TEST(Reference, RotationsPreservePairNorms) {
     ASSERT_NEAR(got, in * (cs * cs + sn * sn), 1e-12);
   }
   Problem h = rope_half_op().make(Case::parse("rope_half/B=1,H=2,S=3,D=8,pos=5/float32/buffer/seed=9"));
-  const Tensor &hx = h.inputs.at("x"), &ho = rope_half_op().reference(h).at("out");
+  Tensors hout = rope_half_op().reference(h);
+  const Tensor &hx = h.inputs.at("x"), &ho = hout.at("out");
   for (int64_t r = 0; r < hx.numel() / 8; ++r)
     for (int64_t j = 0; j < 4; ++j) {
       double a = hx.get(r * 8 + j), b = hx.get(r * 8 + j + 4), oa = ho.get(r * 8 + j), ob = ho.get(r * 8 + j + 4);

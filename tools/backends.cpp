@@ -15,12 +15,36 @@ const std::vector<std::string>& known_backends() {
   return names;
 }
 
+std::unique_ptr<Backend> open_backend(const std::string& name, const BackendConfig& cfg, std::string* why_not) {
+  std::unique_ptr<Backend> b;
+  if (name == "vulkan") {
+    VulkanOptions o;
+    o.device = cfg.device;
+    o.validation = cfg.validation;
+    o.timeout_ms = cfg.timeout_ms;
+    b = VulkanBackend::create(o, why_not);
+  } else if (name == "webgpu") {
+#ifdef TS_HAVE_WEBGPU
+    WebGpuOptions o;
+    o.timeout_ms = cfg.timeout_ms;
+    b = WebGpuBackend::create(o, why_not);
+#else
+    *why_not = "this build has no WebGPU backend";
+#endif
+  } else {
+    throw UsageError(cat("unknown backend '", name, "' (known: vulkan, webgpu, all)"));
+  }
+  if (!b && why_not->empty()) *why_not = "not available";
+  return b;
+}
+
 std::vector<BackendSlot> open_backends(Args& args) {
   std::vector<std::string> names = args.list("--backend");
-  std::string device = args.value("--device", "");
+  BackendConfig cfg;
+  cfg.device = args.value("--device", "");
   const char* env_validation = std::getenv("TOUCHSTONE_VALIDATION");
-  bool validation = args.flag("--validation") || (env_validation && std::string(env_validation) == "1");
-  uint32_t timeout_ms = uint32_t(args.integer("--timeout-ms", 20000));
+  cfg.validation = args.flag("--validation") || (env_validation && std::string(env_validation) == "1");
+  cfg.timeout_ms = uint32_t(args.integer("--timeout-ms", 20000));
   bool all = names.empty() || (names.size() == 1 && names[0] == "all");
   if (all) names = known_backends();
   std::vector<BackendSlot> slots;
@@ -28,24 +52,7 @@ std::vector<BackendSlot> open_backends(Args& args) {
     BackendSlot s;
     s.name = n;
     s.requested = !all;
-    if (n == "vulkan") {
-      VulkanOptions o;
-      o.device = device;
-      o.validation = validation;
-      o.timeout_ms = timeout_ms;
-      s.backend = VulkanBackend::create(o, &s.unavailable);
-    } else if (n == "webgpu") {
-#ifdef TS_HAVE_WEBGPU
-      WebGpuOptions o;
-      o.timeout_ms = timeout_ms;
-      s.backend = WebGpuBackend::create(o, &s.unavailable);
-#else
-      s.unavailable = "this build has no WebGPU backend";
-#endif
-    } else {
-      throw UsageError(cat("unknown backend '", n, "' (known: vulkan, webgpu, all)"));
-    }
-    if (!s.backend && s.unavailable.empty()) s.unavailable = "not available";
+    s.backend = open_backend(n, cfg, &s.unavailable);
     slots.push_back(std::move(s));
   }
   return slots;

@@ -19,6 +19,15 @@ struct BackendSlot {
 
 const std::vector<std::string>& known_backends();  // {"vulkan", "webgpu"}
 
+struct BackendConfig {
+  std::string device;      // Vulkan device selector: index or name substring ("" = default)
+  bool validation = false; // Khronos validation layer (Vulkan)
+  uint32_t timeout_ms = 20000;
+};
+
+// One backend by name; null with the reason when it cannot run here. Unknown names: UsageError.
+std::unique_ptr<Backend> open_backend(const std::string& name, const BackendConfig& cfg, std::string* why_not);
+
 // Reads --backend, --device, --validation, --timeout-ms from args.
 std::vector<BackendSlot> open_backends(Args& args);
 

@@ -7,6 +7,7 @@
 #include "core/runner.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
+#include "tools/coverage.h"
 #include "tools/junit.h"
 #include "tools/sweep.h"
 
@@ -84,10 +85,12 @@ int cmd_check(Args& a) {
   std::vector<std::pair<std::string, std::vector<CaseResult>>> groups;
   std::map<std::string, Tally> tallies;
   std::vector<const CaseResult*> failing;
+  std::map<std::string, std::map<std::string, int>> coverage;  // op -> class -> cases
   uint64_t index = 0;
   for (const OpDef* op : ops) {
     for (DType t : dtypes.empty() ? op->dtypes : dtypes) {
       std::vector<Case> cases = sweep_cases(*op, t, count, seed);
+      for (auto& cls : expected_classes(*op)) coverage[op->name][cls] += 0;
       std::vector<size_t> group_of_slot;
       for (auto& s : slots) {
         group_of_slot.push_back(groups.size());
@@ -96,6 +99,8 @@ int cmd_check(Args& a) {
       for (const Case& c : cases) {
         if (index++ % uint64_t(shards) != uint64_t(shard)) continue;
         Expected e = prepare(c);
+        for (auto& cls : case_classes(e)) coverage[op->name][cls]++;
+        coverage[op->name][cat("dtype ", dtype_name(t))]++;
         for (size_t k = 0; k < slots.size(); ++k)
           if (slots[k].backend) groups[group_of_slot[k]].second.push_back(judge(e, *slots[k].backend));
       }
@@ -131,6 +136,12 @@ int cmd_check(Args& a) {
   }
   std::printf("\n%d case runs in %.1f s (%.0f per second)%s\n", total, secs, secs > 0 ? total / secs : 0.0,
               shards > 1 ? cat(", shard ", shard, "/", shards).c_str() : "");
+  std::printf("\nCoverage (cases per class, over all dtypes; 0 = the sweep missed it):\n");
+  for (auto& [op, classes] : coverage) {
+    std::string line;
+    for (auto& [cls, n] : classes) line += cat(line.empty() ? "" : ", ", cls, " ", n);
+    std::printf("  %-12s %s\n", op.c_str(), line.c_str());
+  }
   if (!failing.empty()) {
     std::printf("\nFailing cases (paste a line to reproduce):\n");
     for (const CaseResult* r : failing)

@@ -12,6 +12,11 @@ namespace ts::vk {
 
 namespace {
 
+std::string trimmed(std::string log) {
+  log.erase(log.find_last_not_of(" \n") + 1);
+  return log;
+}
+
 struct GlslangProcess {
   GlslangProcess() { glslang::InitializeProcess(); }
   ~GlslangProcess() { glslang::FinalizeProcess(); }
@@ -19,6 +24,8 @@ struct GlslangProcess {
 
 }  // namespace
 
+// glslang is built without RTTI, so UBSan's vptr checks on its classes would not link (TS_SANITIZE).
+__attribute__((no_sanitize("vptr")))
 std::vector<uint32_t> compile_compute(const std::vector<SourcePart>& parts, const std::string& kernel) {
   static GlslangProcess process;
   std::vector<const char*> texts, names;
@@ -37,17 +44,17 @@ std::vector<uint32_t> compile_compute(const std::vector<SourcePart>& parts, cons
   shader.setEnvTarget(glslang::EShTargetSpv, glslang::EShTargetSpv_1_5);
   const auto messages = EShMessages(EShMsgSpvRules | EShMsgVulkanRules);
   if (!shader.parse(GetDefaultResources(), 450, false, messages))
-    throw std::runtime_error(cat("vulkan: kernel '", kernel, "' does not compile:\n", shader.getInfoLog()));
+    throw std::runtime_error(cat("vulkan: kernel '", kernel, "' does not compile:\n", trimmed(shader.getInfoLog())));
   glslang::TProgram program;
   program.addShader(&shader);
   if (!program.link(messages))
-    throw std::runtime_error(cat("vulkan: kernel '", kernel, "' does not link:\n", program.getInfoLog()));
+    throw std::runtime_error(cat("vulkan: kernel '", kernel, "' does not link:\n", trimmed(program.getInfoLog())));
   std::vector<uint32_t> spirv;
   spv::SpvBuildLogger logger;
   glslang::SpvOptions options;
   glslang::GlslangToSpv(*program.getIntermediate(EShLangCompute), spirv, &logger, &options);
   if (spirv.empty())
-    throw std::runtime_error(cat("vulkan: kernel '", kernel, "' produced no SPIR-V:\n", logger.getAllMessages()));
+    throw std::runtime_error(cat("vulkan: kernel '", kernel, "' produced no SPIR-V:\n", trimmed(logger.getAllMessages())));
   return spirv;
 }
 

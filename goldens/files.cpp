@@ -1,0 +1,79 @@
+#include "goldens/files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace ts {
+namespace {
+
+constexpr std::string_view kTempMark = ".tmp-";
+
+std::runtime_error sys_error(const std::string& what, const std::string& path) {
+  return std::runtime_error(what + " " + path + ": " + std::strerror(errno));
+}
+
+void fsync_dir(const std::filesystem::path& dir) {
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) throw sys_error("cannot open directory", dir.string());
+  ::fsync(fd);  // some file systems refuse fsync on a directory; the rename itself still happened
+  ::close(fd);
+}
+
+}  // namespace
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw sys_error("cannot read", path);
+  std::ostringstream s;
+  s << f.rdbuf();
+  if (f.bad()) throw sys_error("cannot read", path);
+  return std::move(s).str();
+}
+
+std::string write_temp_beside(const std::string& path, std::string_view bytes) {
+  std::filesystem::path p(path);
+  std::string temp = (p.parent_path() / ("." + p.filename().string() + std::string(kTempMark) + "XXXXXX")).string();
+  int fd = ::mkstemp(temp.data());
+  if (fd < 0) throw sys_error("cannot create a temporary file for", path);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      auto err = sys_error("cannot write", temp);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      throw err;
+    }
+    done += size_t(n);
+  }
+  // mkstemp creates 0600; a committed golden should be as readable as any file of the tree.
+  if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0 || ::close(fd) != 0) {
+    auto err = sys_error("cannot write", temp);
+    ::unlink(temp.c_str());
+    throw err;
+  }
+  return temp;
+}
+
+void commit_temp(const std::string& temp, const std::string& path) {
+  if (std::rename(temp.c_str(), path.c_str()) != 0) throw sys_error("cannot rename " + temp + " to", path);
+  fsync_dir(std::filesystem::path(path).parent_path());
+}
+
+void write_file_atomic(const std::string& path, std::string_view bytes) { commit_temp(write_temp_beside(path, bytes), path); }
+
+bool is_temp_name(std::string_view name) {
+  size_t at = name.rfind(kTempMark);
+  return !name.empty() && name[0] == '.' && at != std::string_view::npos && name.size() == at + kTempMark.size() + 6;
+}
+
+}  // namespace ts

@@ -1,0 +1,24 @@
+#pragma once
+// Whole-file reads and crash-safe writes: a reader of a golden or manifest never sees half a file.
+#include <string>
+#include <string_view>
+
+namespace ts {
+
+// The file's bytes; throws std::runtime_error naming the path and the reason.
+std::string read_file(const std::string& path);
+
+// Writes `bytes` to a new temporary file in the directory of `path` (so the later rename stays on
+// one file system) and fsyncs it; returns the temporary file's path.
+std::string write_temp_beside(const std::string& path, std::string_view bytes);
+
+// Renames a temporary file from write_temp_beside over `path` and fsyncs the directory.
+void commit_temp(const std::string& temp, const std::string& path);
+
+// write_temp_beside + commit_temp.
+void write_file_atomic(const std::string& path, std::string_view bytes);
+
+// Whether a file name is one of write_temp_beside's temporaries (left behind by a killed writer).
+bool is_temp_name(std::string_view file_name);
+
+}  // namespace ts

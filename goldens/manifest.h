@@ -1,0 +1,35 @@
+#pragma once
+// MANIFEST.json of a golden directory: the sha256 of every golden file regen wrote, and the sha256
+// of the reference sources (embedded in the binary) that computed them. Verify uses it to tell a
+// stale set (the references changed since regen) from a file edited by hand.
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ts {
+
+inline constexpr std::string_view kManifestName = "MANIFEST.json";
+
+struct Manifest {
+  std::map<std::string, std::string> sources;  // source path -> sha256 of its text
+  std::map<std::string, std::string> files;    // golden file name -> sha256 of its bytes
+};
+
+// The sources that determine reference values, as embedded in this binary: reference/*.cpp,
+// reference/*.h and core/*.cpp, each with its sha256.
+std::map<std::string, std::string> reference_sources();
+
+// One hash over a path -> sha256 map: the sha256 of its `sha256sum`-style listing.
+std::string combined_hash(const std::map<std::string, std::string>& hashes);
+
+std::string serialize_manifest(const Manifest& m);                    // deterministic
+Manifest parse_manifest(std::string_view text, const std::string& file);  // throws FormatError
+
+// What is wrong with `dir` against its manifest, one line each: stale reference sources, files
+// whose bytes changed, files missing or not listed. `only` limits the file checks to those names
+// (empty: every file of the directory).
+std::vector<std::string> manifest_problems(const std::string& dir, const Manifest& m,
+                                           const std::vector<std::string>& only);
+
+}  // namespace ts

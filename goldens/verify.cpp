@@ -1,0 +1,189 @@
+#include "goldens/verify.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/registry.h"
+#include "goldens/files.h"
+#include "goldens/manifest.h"
+
+namespace ts {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string g17(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// Whether the tensors and dtype of a well-formed file fit its operator; "" if they do. Inputs may
+// be missing: that is a contract rule (inputs_present) a reject golden may test.
+std::string misfit(const OpDef* op, const Golden& g) {
+  if (!op) return cat("unknown operator '", g.op, "' (see touchstone list)");
+  if (std::find(op->dtypes.begin(), op->dtypes.end(), g.dtype) == op->dtypes.end()) {
+    std::vector<std::string> names;
+    for (DType t : op->dtypes) names.emplace_back(dtype_name(t));
+    return cat(op->name, " is not defined for dtype ", dtype_name(g.dtype), " (defined: ", joined(names), ")");
+  }
+  for (auto& [name, _] : g.inputs)
+    if (!contains(op->inputs, name))
+      return cat("tensor '", name, "' is not an input of ", op->name, " (inputs: ", joined(op->inputs),
+                 "; informative tensors are named aux.*)");
+  for (auto& [name, _] : g.expected)
+    if (!contains(op->outputs, name))
+      return cat("expected.", name, " names no output of ", op->name, " (outputs: ", joined(op->outputs), ")");
+  if (!g.reject)
+    for (auto& name : op->outputs)
+      if (!g.expected.count(name)) return cat("expect is pass but expected.", name, " is missing");
+  return "";
+}
+
+// Recomputes the file's outputs with the reference and compares them with what the file holds:
+// float64 outputs within tolerance, exact copies exactly, integer outputs within tolerance.
+void reproduce(const GoldenCheck& g, CaseResult& r) {
+  Tensors outs;
+  try {
+    outs = g.expected.op->reference(g.expected.problem);
+  } catch (const std::exception& e) {
+    r.outcome = Outcome::error;
+    r.detail = cat("the reference threw: ", e.what());
+    return;
+  }
+  std::string detail;
+  auto add = [&](const std::string& s) { detail += (detail.empty() ? "" : "; ") + s; };
+  for (auto& [name, want] : g.golden.expected) {
+    auto it = outs.find(name);
+    if (it == outs.end()) {
+      add(cat("the reference computes no output '", name, "'"));
+      continue;
+    }
+    const Tensor& got = it->second;
+    if (got.dtype != want.dtype || got.shape != want.shape) {
+      add(cat("expected.", name, " is ", want.describe(), " but the reference computes ", got.describe(),
+              got.dtype == DType::f64 && want.dtype != DType::f64 ? " (computed float outputs are stored as float64)" : ""));
+      continue;
+    }
+    Tolerance tol = want.dtype == DType::f64 || !is_float(want.dtype) ? g.expected.tol : Tolerance{};
+    CompareReport rep = compare(name, got, want, tol, false);
+    r.worst = std::max(r.worst, rep.worst);
+    if (!rep.ok())
+      add(cat("expected.", name, ": ", rep.mismatches, " of ", rep.count, " elements differ from the reference; first at ",
+              index_str(want.shape, rep.first_bad), ": reference ", g17(rep.first_got), ", file ", g17(rep.first_want),
+              " (atol ", tol.atol, ", rtol ", tol.rtol, ")"));
+    r.reports.push_back(std::move(rep));
+  }
+  r.outcome = detail.empty() ? Outcome::pass : Outcome::fail;
+  r.detail = detail;
+}
+
+void check_with_reference(GoldenCheck& g) {
+  const Golden& f = g.golden;
+  Expected& e = g.expected;
+  CaseResult& r = g.reference;
+  e.op = find_op(f.op);
+  e.c = f.case_id ? Case::parse(*f.case_id) : Case{f.op, {}, f.dtype, "buffer", f.seed.value_or(0)};
+  e.problem.inputs = f.inputs;
+  e.problem.params = f.params;
+  e.problem.dtype = f.dtype;
+  e.problem.storage = e.c.storage;
+  std::optional<Violation> verdict;
+  try {
+    verdict = e.op->validate(e.problem);
+    if (!f.reject) {
+      e.outputs = f.expected;
+      // The operator's tolerance function reads the inputs, so it is only asked for valid ones.
+      e.tol = f.tolerance ? *f.tolerance : verdict ? Tolerance{} : e.op->tolerance(e.problem);
+    }
+  } catch (const std::exception& ex) {
+    r.outcome = Outcome::error;
+    r.detail = e.error = cat("the reference's contract check threw: ", ex.what());
+    return;
+  }
+  if (f.reject) {
+    if (verdict) {
+      e.violation = verdict;
+      r.outcome = Outcome::rejected;
+      r.rule = verdict->rule;
+      r.detail = verdict->message;
+    } else {
+      r.outcome = Outcome::missed_reject;
+      r.detail = "the golden expects a rejection but the reference accepts the case";
+      e.error = "not judged: the reference accepts this case, so there is no rule id to compare with";
+    }
+  } else if (verdict) {
+    r.outcome = Outcome::unexpected_reject;
+    r.detail = cat("the golden expects a pass but the reference rejects it: ", verdict->message);
+  } else {
+    reproduce(g, r);
+  }
+}
+
+}  // namespace
+
+GoldenCheck check_golden(const std::string& path) {
+  auto t0 = std::chrono::steady_clock::now();
+  GoldenCheck g;
+  g.file = path;
+  g.reference.id = path;
+  g.reference.backend = "reference";
+  try {
+    g.golden = read_golden(path);
+    g.error = misfit(find_op(g.golden.op), g.golden);
+  } catch (const FormatError& e) {
+    g.error = e.what();
+  }
+  if (!g.error.empty()) {
+    g.reference.outcome = Outcome::error;
+    g.reference.detail = g.error;
+  } else {
+    check_with_reference(g);
+  }
+  g.reference.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return g;
+}
+
+CaseResult judge_golden(const GoldenCheck& g, Backend& backend) {
+  CaseResult r;
+  if (g.error.empty()) {
+    r = judge(g.expected, backend);
+  } else {
+    r.backend = backend.info().backend;
+    r.detail = g.error;
+  }
+  r.id = g.file;
+  return r;
+}
+
+std::vector<std::string> golden_files(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".safetensors") files.push_back(it->path().string());
+  if (ec) throw UsageError(cat("cannot list golden directory ", dir, ": ", ec.message()));
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<std::string> verify_manifest(const std::string& dir, const std::vector<std::string>& only) {
+  std::string path = (fs::path(dir) / kManifestName).string();
+  if (!fs::exists(path)) return {};
+  try {
+    return manifest_problems(dir, parse_manifest(read_file(path), path), only);
+  } catch (const std::exception& e) {
+    return {e.what()};
+  }
+}
+
+}  // namespace ts

@@ -1,0 +1,239 @@
+#include "gpu/vulkan/vulkan_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "gpu/vulkan/context.h"
+#include "gpu/vulkan/pipelines.h"
+#include "gpu/vulkan/programs.h"
+#include "gpu/vulkan/submission.h"
+
+namespace ts {
+
+namespace vk {
+
+// A logical device with its pipelines: replaced as a whole when a kernel hangs or the device is lost.
+struct Gpu {
+  explicit Gpu(const Adapter& a) : device(a), pipelines(device) {}
+  Device device;
+  Pipelines pipelines;
+};
+
+// A device whose last submission timed out or was lost, kept until that work is over: destroying
+// objects the device may still be using is undefined behaviour.
+struct Abandoned {
+  std::unique_ptr<Gpu> gpu;
+  std::unique_ptr<Submission> work;  // declared after gpu: destroyed before it
+};
+
+}  // namespace vk
+
+namespace {
+
+// How long teardown waits for an abandoned kernel before leaking its device rather than hanging.
+constexpr uint64_t kDrainNs = 2'000'000'000;
+
+std::string kernel_list(const std::vector<Dispatch>& plan) {
+  std::string s;
+  for (const Dispatch& d : plan) s += (s.empty() ? "" : ", ") + d.kernel;
+  return s;
+}
+
+void put_uniform(uint8_t* at, const vk::PushMember& m, double v, const std::string& kernel) {
+  auto store = [&](auto x) { std::memcpy(at, &x, sizeof x); };
+  auto fits = [&](double lo, double hi, const char* type) {
+    if (!(v >= lo && v <= hi && v == std::floor(v)))
+      throw std::runtime_error(cat("vulkan: kernel '", kernel, "' push constant '", m.name, "' = ", v,
+                                   " is not a ", type, " value"));
+  };
+  switch (m.type) {
+    case vk::PushMember::Type::u32: fits(0, 4294967295.0, "uint"); return store(uint32_t(v));
+    case vk::PushMember::Type::i32: fits(-2147483648.0, 2147483647.0, "int"); return store(int32_t(v));
+    case vk::PushMember::Type::f32: return store(float(v));
+  }
+}
+
+}  // namespace
+
+struct VulkanBackend::State {
+  VulkanOptions options;
+  std::unique_ptr<vk::Instance> instance;
+  vk::Adapter adapter;
+  DeviceLimits limits;
+  vk::Programs programs;
+  std::vector<vk::Abandoned> abandoned;
+  std::unique_ptr<vk::Gpu> gpu;  // null after a hang or a lost device, until the next run
+
+  ~State() {
+    gpu.reset();
+    bool leaked = false;
+    for (vk::Abandoned& a : abandoned) {
+      if (!a.work->finished()) a.work->wait(kDrainNs);
+      if (a.work->finished()) continue;
+      // Still running: its objects can't be destroyed; leaking them beats hanging the process.
+      (void)a.work.release();
+      (void)a.gpu.release();
+      leaked = true;
+    }
+    abandoned.clear();
+    if (leaked) (void)instance.release();  // its devices are still alive
+  }
+
+  vk::Step prepare(const Dispatch& d, const std::vector<HostBuffer>& buffers, DType dtype, uint32_t wg) {
+    const vk::Program& prog = programs.get(d, dtype);
+    const vk::Reflection& r = prog.reflection;
+    for (uint32_t cap : r.capabilities)
+      if (std::string why = adapter.missing_for(cap); !why.empty())
+        throw Unsupported(cat("vulkan: kernel '", d.kernel, "' needs ", why, ", which ", adapter.props.deviceName,
+                              " lacks"));
+    if (r.push_size > adapter.props.limits.maxPushConstantsSize)
+      throw Unsupported(cat("vulkan: kernel '", d.kernel, "' has ", r.push_size, " bytes of push constants; ",
+                            adapter.props.deviceName, " allows ", adapter.props.limits.maxPushConstantsSize));
+    vk::Step st;
+    for (const vk::StorageBinding& b : r.buffers) {
+      const std::string tensor = bound_tensor(d, b.array);
+      auto it = std::find_if(buffers.begin(), buffers.end(), [&](const HostBuffer& h) { return h.name == tensor; });
+      if (it == buffers.end()) {
+        std::string names;
+        for (const HostBuffer& h : buffers) names += (names.empty() ? "" : ", ") + h.name;
+        throw std::runtime_error(cat("vulkan: kernel '", d.kernel, "' binds tensor '", tensor, "' (binding ",
+                                     b.binding, "), which is not among the case's buffers (", names, ")"));
+      }
+      st.bindings.push_back({b.binding, size_t(it - buffers.begin())});
+    }
+    st.push.resize(r.push_size);
+    for (const vk::PushMember& m : r.push) {
+      auto u = d.uniforms.find(m.name);
+      if (u == d.uniforms.end())
+        throw std::runtime_error(cat("vulkan: kernel '", d.kernel, "' push constant '", m.name,
+                                     "' has no value in the dispatch's uniforms"));
+      put_uniform(st.push.data() + m.offset, m, u->second, d.kernel);
+    }
+    std::optional<Grid> grid = fold_grid(d.invocations, wg, limits);
+    if (!grid)  // GpuBackend::run checked this already
+      throw std::runtime_error(cat("vulkan: dispatch of kernel '", d.kernel, "' does not fit the device grid"));
+    st.grid = *grid;
+    st.pipeline = &gpu->pipelines.get(prog, grid->workgroup_size);
+    return st;
+  }
+
+  void run(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype, uint32_t wg,
+           uint64_t& allocations, uint64_t& dispatches) {
+    if (!gpu) gpu = std::make_unique<vk::Gpu>(adapter);
+    std::vector<vk::Step> steps;
+    for (const Dispatch& d : plan) steps.push_back(prepare(d, buffers, dtype, wg));
+    auto work = std::make_unique<vk::Submission>(gpu->device);
+    work->upload(buffers, allocations);
+    VkResult r = work->submit(steps, buffers);
+    dispatches += steps.size();
+    if (r == VK_SUCCESS) r = work->wait(uint64_t(options.timeout_ms) * 1'000'000);
+    if (r == VK_TIMEOUT || r == VK_ERROR_DEVICE_LOST) {
+      abandoned.push_back({std::move(gpu), std::move(work)});
+      throw std::runtime_error(cat("vulkan: ", r == VK_TIMEOUT ? cat("kernel did not finish within ", options.timeout_ms, " ms")
+                                                              : std::string("device lost"),
+                                   " (", kernel_list(plan), "); the next run uses a new device"));
+    }
+    vk::check(r, "vkQueueSubmit/vkWaitForFences");
+    work->read_back(buffers);
+  }
+
+  // Removes and returns, one per line, the validation messages that arrived after the first `seen`.
+  std::string messages_since(size_t seen) {
+    std::vector<std::string>& all = instance->messages();
+    std::string s;
+    for (size_t i = seen; i < all.size(); ++i) s += "\n" + all[i];
+    all.resize(std::min(seen, all.size()));
+    return s;
+  }
+};
+
+VulkanBackend::VulkanBackend(std::unique_ptr<State> state) : s_(std::move(state)) {}
+VulkanBackend::~VulkanBackend() = default;
+
+std::unique_ptr<VulkanBackend> VulkanBackend::create(const VulkanOptions& options, std::string* why_not) {
+  try {
+    auto s = std::make_unique<State>();
+    s->options = options;
+    s->instance = std::make_unique<vk::Instance>(options.validation);
+    s->adapter = vk::select_adapter(*s->instance, options.device);
+    const VkPhysicalDeviceLimits& l = s->adapter.props.limits;
+    DeviceLimits& lim = s->limits;
+    std::copy_n(l.maxComputeWorkGroupCount, 3, lim.max_workgroups);
+    lim.max_workgroup_size_x = l.maxComputeWorkGroupSize[0];
+    lim.max_invocations = l.maxComputeWorkGroupInvocations;
+    // A binding is bounded by the range a descriptor may cover and by the largest single allocation,
+    // which also holds the guard bands.
+    lim.max_buffer_bytes = std::min<uint64_t>(l.maxStorageBufferRange, s->adapter.max_allocation - 2 * kGuardBytes);
+    lim.f16 = s->adapter.features.storage16 && s->adapter.features.float16;
+    s->gpu = std::make_unique<vk::Gpu>(s->adapter);
+    return std::unique_ptr<VulkanBackend>(new VulkanBackend(std::move(s)));
+  } catch (const std::exception& e) {
+    if (why_not) *why_not = e.what();
+    return nullptr;
+  }
+}
+
+std::vector<std::string> VulkanBackend::list_devices(std::string* why_not) {
+  try {
+    vk::Instance instance(false);
+    return vk::numbered(vk::adapters(instance));
+  } catch (const std::exception& e) {
+    if (why_not) *why_not = e.what();
+    return {};
+  }
+}
+
+DeviceInfo VulkanBackend::info() const {
+  const vk::Adapter& a = s_->adapter;
+  const vk::Features& f = a.features;
+  const DeviceLimits& lim = s_->limits;
+  DeviceInfo i{"vulkan", a.props.deviceName, {}};
+  auto add = [&](bool on, std::string cap) {
+    if (on) i.capabilities.push_back(std::move(cap));
+  };
+  add(true, cat("api=", vk::version_string(a.props.apiVersion)));
+  add(true, cat("driver=", a.driver));
+  add(lim.f16, "shader-f16");
+  add(f.int8 && f.storage8, "int8");
+  add(f.int16, "int16");
+  add(f.int_dot, "int-dot-product");
+  add(true, cat("subgroup-size=", a.subgroup_size));
+  add(true, cat("max-workgroups=", lim.max_workgroups[0], "x", lim.max_workgroups[1], "x", lim.max_workgroups[2]));
+  add(true, cat("max-workgroup-invocations=", lim.max_invocations));
+  add(true, cat("max-storage-buffer=", lim.max_buffer_bytes));
+  add(s_->instance->validation(), "validation");
+  return i;
+}
+
+void VulkanBackend::set_kernel_source(const std::string& kernel, std::string source) {
+  s_->programs.set_source(kernel, std::move(source));
+}
+
+std::vector<std::string> VulkanBackend::take_validation_messages() {
+  return std::exchange(s_->instance->messages(), {});
+}
+
+VulkanBackend::ShaderStats VulkanBackend::shader_stats() const {
+  return {s_->programs.compiles, s_->programs.cache_hits, s_->gpu ? s_->gpu->pipelines.size() : 0};
+}
+
+const DeviceLimits& VulkanBackend::limits() const { return s_->limits; }
+
+void VulkanBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) {
+  // Before the message count is taken: destroying a device may itself draw messages.
+  std::erase_if(s_->abandoned, [](const vk::Abandoned& a) { return a.work->finished(); });
+  size_t seen = s_->instance->messages().size();
+  try {
+    s_->run(plan, buffers, dtype, workgroup_size, allocations, dispatches);
+  } catch (const Unsupported&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(e.what() + s_->messages_since(seen));
+  }
+  if (std::string m = s_->messages_since(seen); !m.empty())
+    throw std::runtime_error("vulkan: validation messages during the run:" + m);
+}
+
+}  // namespace ts

@@ -1,0 +1,56 @@
+#pragma once
+// The Vulkan backend: GLSL kernels compiled at run time with glslang, bound by reflection (storage
+// blocks by their array's name, push constants by member name), run on one device through volk.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_backend.h"
+
+namespace ts {
+
+struct VulkanOptions {
+  // "" = the first discrete/integrated GPU, else a CPU device (lavapipe); or a decimal index into
+  // list_devices(); or a case-insensitive substring of the device name.
+  std::string device;
+  bool validation = false;      // VK_LAYER_KHRONOS_validation; a message during a run makes it an ERROR
+  uint32_t timeout_ms = 10000;  // per submission: a kernel running longer is an ERROR, never a hang
+};
+
+class VulkanBackend : public GpuBackend {
+ public:
+  // nullptr and *why_not (if given) when Vulkan is unusable: no loader, no device, no device
+  // matching the selector (the devices found are listed), validation layer missing.
+  static std::unique_ptr<VulkanBackend> create(const VulkanOptions& options, std::string* why_not);
+  // "0: llvmpipe (LLVM 15.0.6, 256 bits) [cpu, Vulkan 1.4.305]", one per device; empty and
+  // *why_not (if given) when there is none.
+  static std::vector<std::string> list_devices(std::string* why_not);
+  ~VulkanBackend() override;
+
+  DeviceInfo info() const override;
+
+  // Replaces gpu/vulkan/shaders/<kernel>.comp for this backend (tests inject broken kernels).
+  void set_kernel_source(const std::string& kernel, std::string source);
+  void set_workgroup_size(uint32_t size) { workgroup_size = size; }
+  // Validation messages not yet reported (those during a run go into its error instead).
+  std::vector<std::string> take_validation_messages();
+
+  struct ShaderStats {
+    uint64_t compiles = 0;    // glslang runs (distinct kernel texts)
+    uint64_t cache_hits = 0;  // dispatches served from the SPIR-V cache
+    size_t pipelines = 0;     // pipelines of the current device
+  };
+  ShaderStats shader_stats() const;
+
+ protected:
+  const DeviceLimits& limits() const override;
+  void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) override;
+
+ private:
+  struct State;
+  explicit VulkanBackend(std::unique_ptr<State> state);
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace ts

@@ -1,0 +1,21 @@
+#pragma once
+// Frames between WebGpuBackend and gpu/webgpu/worker.mjs (the full description: PROTOCOL.md).
+// A frame is u32 length (little-endian, counting the type byte and the payload), u8 type, payload.
+#include <cstdint>
+#include <vector>
+
+namespace ts::webgpu {
+
+enum class FrameType : uint8_t {
+  info = 1,    // request: empty; reply: JSON {adapter, features, limits, flags}
+  run = 2,     // request: u32 header length, JSON header, raw data the header points into
+  result = 3,  // reply to run: the read-back buffers' bytes, back to back, in buffer order
+  error = 4,   // reply to anything: a UTF-8 message
+};
+
+struct Frame {
+  FrameType type = FrameType::error;
+  std::vector<uint8_t> payload;
+};
+
+}  // namespace ts::webgpu

@@ -1,0 +1,63 @@
+#pragma once
+// The WebGPU backend: Dawn through the npm package `webgpu`, which exports no C API, so it runs in a
+// long-lived Node worker (gpu/webgpu/worker.mjs, embedded) spoken to in binary frames
+// (gpu/webgpu/PROTOCOL.md). One worker per backend object; each case is one round trip.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_backend.h"
+#include "gpu/webgpu/wgsl_reflect.h"
+
+namespace ts {
+
+namespace webgpu {
+class WorkerProcess;
+}  // namespace webgpu
+
+struct WebGpuOptions {
+  std::string node = "";     // path to node; default: $TOUCHSTONE_NODE, else `node` on PATH
+  std::string modules = "";  // dir holding node_modules/webgpu; default: $TOUCHSTONE_WEBGPU_DIR,
+                             // <exe dir>/../gpu/webgpu, <exe dir>/gpu/webgpu, the source tree's
+  uint32_t timeout_ms = 20000;             // per request, worker start included
+  std::vector<std::string> dawn_toggles;  // more Dawn toggles to enable; "key=value" is a raw dawn.node flag
+};
+
+class WebGpuBackend : public GpuBackend {
+ public:
+  // nullptr, with the reason in *why_not, when node, the webgpu package or an adapter is missing.
+  static std::unique_ptr<WebGpuBackend> create(const WebGpuOptions& options, std::string* why_not);
+  ~WebGpuBackend() override;
+
+  DeviceInfo info() const override { return info_; }
+
+  // Test hooks: the workgroup size asked of fold_grid, a kernel's WGSL replaced (an empty source
+  // goes back to the embedded one), and the worker's pid (-1 when none is running).
+  void set_workgroup_size(uint32_t size) { workgroup_size = size; }
+  void set_kernel_source(const std::string& kernel, std::string source);
+  pid_t worker_pid() const;
+
+ protected:
+  const DeviceLimits& limits() const override { return limits_; }
+  void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) override;
+
+ private:
+  WebGpuBackend(WebGpuOptions options, std::vector<std::string> argv);
+  void start();  // a fresh worker; fills info_ and limits_
+  const webgpu::WgslResources& resources(const std::string& kernel, const std::string& source);
+  std::string kernel_source(const std::string& kernel) const;
+
+  WebGpuOptions options_;
+  std::vector<std::string> argv_;  // the worker's command line
+  std::unique_ptr<webgpu::WorkerProcess> worker_;
+  DeviceInfo info_;
+  DeviceLimits limits_;
+  std::map<std::string, std::string> kernel_overrides_;
+  std::map<std::string, webgpu::WgslResources> reflected_;  // by kernel source text
+};
+
+}  // namespace ts

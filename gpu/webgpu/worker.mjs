@@ -1,0 +1,248 @@
+// Touchstone's WebGPU worker: Dawn (npm `webgpu`) behind length-prefixed binary frames on
+// stdin/stdout, one request at a time. The C++ side (gpu/webgpu/worker_process.cpp) embeds this file
+// and runs it as `node --input-type=module -e <this file> <modules dir> <flag>...`; the frame format
+// is gpu/webgpu/PROTOCOL.md. Dawn writes warnings to stderr, which the C++ side keeps as a tail for
+// error messages, so stdout carries nothing but frames.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4 };
+const PIPELINE_CACHE_MAX = 256;
+
+const [modulesDir, ...userFlags] = process.argv.slice(1);
+
+function send(type, payload) {
+  const head = Buffer.alloc(5);
+  head.writeUInt32LE(payload.length + 1, 0);
+  head.writeUInt8(type, 4);
+  // Pipes are written synchronously on Linux, so a large reply needs no copy into one buffer.
+  process.stdout.write(head);
+  process.stdout.write(payload);
+}
+const sendError = (message) => send(FRAME.ERROR, Buffer.from(message, 'utf8'));
+
+// dawn.node keeps one value per flag key, so every toggle to enable goes into a single
+// `enable-dawn-features=` flag.
+function dawnFlags(flags) {
+  const keyed = new Map([['backend', 'vulkan']]);
+  const enable = [];
+  for (const f of flags) {
+    const eq = f.indexOf('=');
+    if (eq < 0) enable.push(f);
+    else if (f.slice(0, eq) === 'enable-dawn-features') enable.push(...f.slice(eq + 1).split(',').filter(Boolean));
+    else keyed.set(f.slice(0, eq), f.slice(eq + 1));
+  }
+  const out = [...keyed].map(([k, v]) => `${k}=${v}`);
+  if (enable.length) out.push(`enable-dawn-features=${[...new Set(enable)].join(',')}`);
+  return out;
+}
+
+async function openDevice() {
+  const req = createRequire(path.join(modulesDir, 'package.json'));
+  let entry;
+  try {
+    entry = req.resolve('webgpu');
+  } catch {
+    throw new Error(`npm package 'webgpu' not found in ${modulesDir}/node_modules: run ci/setup.sh`);
+  }
+  const { create, globals } = await import(pathToFileURL(entry).href);
+  Object.assign(globalThis, globals);
+  const flags = dawnFlags(userFlags);
+  // Dawn's instance must outlive every object made from it: when V8 collects the object create()
+  // returns, the process dies at random (ENVIRONMENT.md). A global keeps it for the process' life.
+  globalThis.tsDawn = create(flags);
+  const adapter = await globalThis.tsDawn.requestAdapter();
+  if (!adapter) throw new Error(`no WebGPU adapter (Dawn flags ${flags.join(' ')})`);
+  const limits = {};
+  for (const k in adapter.limits) if (typeof adapter.limits[k] === 'number') limits[k] = adapter.limits[k];
+  const wanted = ['shader-f16', 'subgroups'].filter((f) => adapter.features.has(f));
+  // The adapter's own limits, every one: defaults cap storage bindings at 128 MiB and more.
+  const device = await adapter.requestDevice({ requiredFeatures: wanted, requiredLimits: limits });
+  device.lost.then((info) => {
+    if (info.reason === 'destroyed') return;
+    process.stderr.write(`webgpu worker: device lost: ${info.message}\n`);
+    process.exit(3);
+  });
+  device.addEventListener('uncapturederror', (e) => uncaptured.push(e.error.message));
+  const ai = adapter.info;
+  const info = {
+    adapter: {
+      vendor: ai.vendor, architecture: ai.architecture, device: ai.device, description: ai.description,
+      subgroupMinSize: ai.subgroupMinSize, subgroupMaxSize: ai.subgroupMaxSize,
+      isFallbackAdapter: ai.isFallbackAdapter,
+    },
+    features: [...device.features].sort(),
+    limits: Object.fromEntries(Object.keys(limits).map((k) => [k, device.limits[k]])),
+    flags,
+  };
+  return { device, info };
+}
+
+const uncaptured = [];
+const pipelines = new Map();
+
+// A compute pipeline per (WGSL text, workgroup size), with the explicit layout the C++ reflection
+// found: 'auto' would drop bindings a broken kernel leaves unused and turn that into a bind error.
+// Only pipelines that Dawn accepted are cached, so a bad kernel reports its own error every time.
+async function pipelineFor(device, shader) {
+  const key = `${shader.wg}\n${shader.code}`;
+  const hit = pipelines.get(key);
+  if (hit) return hit;
+  device.pushErrorScope('validation');
+  const module = device.createShaderModule({ code: shader.code });
+  const diag = await module.getCompilationInfo();
+  const errors = diag.messages.filter((m) => m.type === 'error');
+  if (errors.length) {
+    await device.popErrorScope();
+    // Line numbers count from the kernel file's first line, not the generated preamble's.
+    const where = (m) => `${shader.name}:${m.lineNum - shader.line0}:${m.linePos}`;
+    throw new Error(`kernel ${shader.name} does not compile:\n` +
+                    errors.map((m) => `${where(m)}: error: ${m.message}`).join('\n'));
+  }
+  const layout = device.createBindGroupLayout({
+    entries: shader.layout.map(([binding, type]) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } })),
+  });
+  const pipeline = device.createComputePipeline({
+    layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
+    compute: { module, entryPoint: 'main', constants: { WG: shader.wg } },
+  });
+  const err = await device.popErrorScope();
+  if (err) throw new Error(`kernel ${shader.name}: ${err.message}`);
+  if (pipelines.size >= PIPELINE_CACHE_MAX) pipelines.clear();
+  const entry = { pipeline, layout };
+  pipelines.set(key, entry);
+  return entry;
+}
+
+// Records every dispatch of the case into one compute pass and submits it; returns the staging
+// buffer that receives the read-back buffers, back to back, or null when nothing is read back.
+function submit(device, head, shaders, bytes, made) {
+  const buffers = head.buffers.map((b) => {
+    const buf = device.createBuffer({
+      size: b.size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+    });
+    made.push(buf);
+    if (b.init[1]) device.queue.writeBuffer(buf, 0, bytes(b.init));
+    return buf;
+  });
+  const enc = device.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  for (const d of head.dispatches) {
+    const { pipeline, layout } = shaders[d.shader];
+    const entries = d.binds.map(([binding, index, offset, size]) =>
+      ({ binding, resource: { buffer: buffers[index], offset, size } }));
+    if (d.uniform) {
+      const u = device.createBuffer({ size: d.uniform.bytes[1], usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+      made.push(u);
+      device.queue.writeBuffer(u, 0, bytes(d.uniform.bytes));
+      entries.push({ binding: d.uniform.binding, resource: { buffer: u } });
+    }
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, device.createBindGroup({ layout, entries }));
+    pass.dispatchWorkgroups(...d.groups);
+  }
+  pass.end();
+  const reads = head.buffers.map((b, i) => [b, i]).filter(([b]) => b.read);
+  const total = reads.reduce((n, [b]) => n + b.size, 0);
+  let staging = null;
+  if (total) {
+    staging = device.createBuffer({ size: total, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    made.push(staging);
+    let at = 0;
+    for (const [b, i] of reads) {
+      enc.copyBufferToBuffer(buffers[i], 0, staging, at, b.size);
+      at += b.size;
+    }
+  }
+  device.queue.submit([enc.finish()]);
+  return staging;
+}
+
+async function run(device, payload) {
+  const headLen = payload.readUInt32LE(0);
+  const head = JSON.parse(payload.toString('utf8', 4, 4 + headLen));
+  const blob = payload.subarray(4 + headLen);
+  const bytes = ([off, len]) => blob.subarray(off, off + len);
+
+  const shaders = [];
+  for (const s of head.shaders) shaders.push(await pipelineFor(device, s));
+
+  uncaptured.length = 0;
+  const scopes = ['internal', 'out-of-memory', 'validation'];
+  for (const s of scopes) device.pushErrorScope(s);
+  const made = [];
+  let staging = null;
+  let thrown = null;
+  try {
+    staging = submit(device, head, shaders, bytes, made);
+  } catch (e) {
+    thrown = e;
+  }
+  // Scopes pop in reverse order of their push, all of them, whatever happened above.
+  const errs = await Promise.all(scopes.map(() => device.popErrorScope()));
+  try {
+    const msgs = errs.filter(Boolean).map((e) => e.message).concat(uncaptured);
+    if (msgs.length) throw new Error(msgs.join('\n'));
+    if (thrown) throw thrown;
+    if (!staging) return Buffer.alloc(0);
+    await staging.mapAsync(GPUMapMode.READ);
+    const out = Buffer.from(staging.getMappedRange().slice(0));
+    staging.unmap();
+    return out;
+  } finally {
+    for (const b of made) b.destroy();
+  }
+}
+
+// Frames arrive in arbitrary chunks; they are joined only once a whole frame is present.
+function frameReader(onFrame) {
+  let chunks = [];
+  let have = 0;
+  return (chunk) => {
+    chunks.push(chunk);
+    have += chunk.length;
+    while (have >= 4) {
+      const first = chunks[0].length >= 4 ? chunks[0] : Buffer.concat(chunks);
+      const len = first.readUInt32LE(0);
+      if (have < 4 + len) return;
+      const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      onFrame(all.readUInt8(4), all.subarray(5, 4 + len));
+      const rest = all.subarray(4 + len);
+      chunks = rest.length ? [rest] : [];
+      have = rest.length;
+    }
+  };
+}
+
+async function main() {
+  let opened;
+  try {
+    opened = await openDevice();
+  } catch (e) {
+    sendError(`webgpu: ${e.message}`);
+    process.exit(2);
+  }
+  const { device, info } = opened;
+  // One request at a time, in order: a queue of promises keeps frames that arrive during an
+  // await from overtaking the one being served.
+  let queue = Promise.resolve();
+  const serve = async (type, payload) => {
+    try {
+      if (type === FRAME.INFO) send(FRAME.INFO, Buffer.from(JSON.stringify(info), 'utf8'));
+      else if (type === FRAME.RUN) { const t0 = performance.now(); const r = await run(device, payload); const t1 = performance.now(); send(FRAME.RESULT, r); (await import('node:fs')).appendFileSync('/tmp/wtiming.log', `${(t1-t0).toFixed(3)} ${(performance.now()-t1).toFixed(3)} ${payload.length}\n`); }
+      else sendError(`webgpu worker: unknown frame type ${type}`);
+    } catch (e) {
+      sendError(`webgpu: ${e.message}`);
+    }
+  };
+  process.stdin.on('data', frameReader((type, payload) => {
+    (globalThis.fsx ??= null);
+    queue = queue.then(() => serve(type, payload));
+  }));
+  // The Dawn instance held on globalThis keeps Node alive, so the worker leaves on its own when
+  // the C++ side closes stdin.
+  process.stdin.on('end', () => queue.then(() => process.exit(0)));
+}
+
+main();

@@ -1,0 +1,53 @@
+#pragma once
+// Suites written once and instantiated per GPU backend (IREE CTS style). A backend that cannot run
+// on this machine fails the suite loudly with the reason, unless it is listed in
+// TOUCHSTONE_ALLOW_MISSING (e.g. "webgpu"), which turns the failure into a visible skip.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+#include "tools/backends.h"
+
+namespace ts::test {
+
+inline bool missing_allowed(const std::string& name) {
+  const char* env = std::getenv("TOUCHSTONE_ALLOW_MISSING");
+  return env && std::string(env).find(name) != std::string::npos;
+}
+
+// One backend object per name for the whole test binary: devices and Node workers are costly to start.
+// Vulkan runs with the Khronos validation layer on: any validation message fails the case.
+inline Backend* shared_backend(const std::string& name, std::string* why) {
+  static std::map<std::string, std::pair<std::unique_ptr<Backend>, std::string>> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    BackendConfig cfg;
+    cfg.validation = true;
+    std::string reason;
+    auto b = open_backend(name, cfg, &reason);
+    it = cache.emplace(name, std::make_pair(std::move(b), reason)).first;
+  }
+  *why = it->second.second;
+  return it->second.first.get();
+}
+
+class BackendTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    backend_ = shared_backend(GetParam(), &why);
+    if (!backend_) {
+      if (missing_allowed(GetParam())) GTEST_SKIP() << GetParam() << " UNAVAILABLE: " << why;
+      FAIL() << GetParam() << " backend UNAVAILABLE on this machine: " << why
+             << " (set TOUCHSTONE_ALLOW_MISSING=" << GetParam() << " to skip deliberately)";
+    }
+  }
+  Backend& backend() { return *backend_; }
+
+ private:
+  Backend* backend_ = nullptr;
+};
+
+}  // namespace ts::test

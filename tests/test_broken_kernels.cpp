@@ -1,0 +1,117 @@
+// The safety nets proven against kernels that are wrong on purpose (they exist only here):
+// poison catches a kernel that skips its ragged tail, guard bands catch one that writes past the
+// end, and a property over such a kernel fails, shrinks to the smallest ragged case, and prints a
+// case id that reproduces the failure.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include "core/registry.h"
+#include "core/runner.h"
+#include "gpu/vulkan/vulkan_backend.h"
+#include "reference/ops.h"
+
+namespace ts {
+namespace {
+
+// rope_half that only handles whole 4-wide texels of each row: the D%4==2 tail is never written.
+const char* kSkipsRaggedTail = R"(
+layout(std430, binding = 0) readonly buffer X { DTYPE x[]; };
+layout(std430, binding = 1) readonly buffer C { DTYPE cos_[]; };
+layout(std430, binding = 2) readonly buffer SN { DTYPE sin_[]; };
+layout(std430, binding = 3) writeonly buffer O { DTYPE out_[]; };
+layout(push_constant) uniform Params { uint n; uint S; uint D; } pc;
+void main() {
+  uint i = ts_linear_id();
+  if (i >= pc.n) return;
+  uint d = i % pc.D, row = i / pc.D, s = row % pc.S, hd = pc.D / 2;
+  if (d >= (pc.D / 4) * 4) return;  // BUG: the ragged tail
+  float r = d < hd ? -float(x[i + hd]) : float(x[i - hd]);
+  out_[i] = DTYPE(float(x[i]) * float(cos_[s * pc.D + d]) + r * float(sin_[s * pc.D + d]));
+}
+)";
+
+// rope_half whose last invocation also writes one element past the end of the output.
+const char* kWritesPastEnd = R"(
+layout(std430, binding = 0) readonly buffer X { DTYPE x[]; };
+layout(std430, binding = 1) readonly buffer C { DTYPE cos_[]; };
+layout(std430, binding = 2) readonly buffer SN { DTYPE sin_[]; };
+layout(std430, binding = 3) writeonly buffer O { DTYPE out_[]; };
+layout(push_constant) uniform Params { uint n; uint S; uint D; } pc;
+void main() {
+  uint i = ts_linear_id();
+  if (i >= pc.n) return;
+  uint d = i % pc.D, row = i / pc.D, s = row % pc.S, hd = pc.D / 2;
+  float r = d < hd ? -float(x[i + hd]) : float(x[i - hd]);
+  out_[i] = DTYPE(float(x[i]) * float(cos_[s * pc.D + d]) + r * float(sin_[s * pc.D + d]));
+  if (i == pc.n - 1) out_[i + 1] = DTYPE(0.0);  // BUG: one past the end
+}
+)";
+
+std::unique_ptr<VulkanBackend> broken_backend(const char* source) {
+  std::string why;
+  auto b = VulkanBackend::create({}, &why);
+  if (b) b->set_kernel_source("rope_half", source);
+  return b;
+}
+
+TEST(BrokenKernels, PoisonCatchesASkippedRaggedTail) {
+  auto b = broken_backend(kSkipsRaggedTail);
+  ASSERT_TRUE(b) << "Vulkan unavailable";
+  CaseResult ok = judge(prepare(Case::parse("rope_half/B=1,H=2,S=3,D=8/float32/buffer/seed=1")), *b);
+  EXPECT_EQ(ok.outcome, Outcome::pass) << ok.detail;  // no tail when D % 4 == 0
+  CaseResult r = judge(prepare(Case::parse("rope_half/B=1,H=2,S=3,D=6/float32/buffer/seed=1")), *b);
+  ASSERT_EQ(r.outcome, Outcome::fail);
+  ASSERT_EQ(r.reports.size(), 1u);
+  EXPECT_EQ(r.reports[0].unwritten, 2 * 3 * 2);  // 2 tail elements in each of the 6 rows
+  EXPECT_NE(r.detail.find("never written"), std::string::npos) << r.detail;
+}
+
+TEST(BrokenKernels, GuardBandsCatchAWritePastTheEnd) {
+  auto b = broken_backend(kWritesPastEnd);
+  ASSERT_TRUE(b) << "Vulkan unavailable";
+  for (const char* id : {"rope_half/B=1,H=1,S=2,D=4/float32/buffer/seed=2", "rope_half/B=1,H=1,S=3,D=6/float16/buffer/seed=2"}) {
+    CaseResult r = judge(prepare(Case::parse(id)), *b);
+    ASSERT_EQ(r.outcome, Outcome::fail) << id;
+    EXPECT_GT(r.guards.at("out").bad_bytes, 0) << id;
+    EXPECT_GE(r.guards.at("out").first_offset, 0) << id;
+    EXPECT_NE(r.detail.find("past the end"), std::string::npos) << r.detail;
+    ASSERT_EQ(r.reports.size(), 1u);
+    EXPECT_TRUE(r.reports[0].ok()) << "every in-bounds value is right: only the guard shows the bug";
+  }
+}
+
+// The whole loop of issue 4: property fails -> RapidCheck shrinks -> the printed id reproduces.
+TEST(BrokenKernels, PropertyShrinksToTheSmallestRaggedCaseAndItsIdReproduces) {
+  auto b = broken_backend(kSkipsRaggedTail);
+  ASSERT_TRUE(b) << "Vulkan unavailable";
+  std::string last_failing;
+  auto property = [&] {
+    Case c = *gen_rope_half(DType::f32, true);
+    CaseResult r = judge(prepare(c), *b);
+    if (r.outcome != Outcome::pass) last_failing = c.id();
+    RC_LOG() << "touchstone repro '" << c.id() << "' --backend vulkan\n";
+    RC_ASSERT(r.outcome == Outcome::pass);
+  };
+  rc::detail::TestParams params;
+  params.seed = 42;
+  params.maxSuccess = 200;
+  rc::detail::TestResult result = rc::detail::checkTestable(property, rc::detail::TestMetadata{}, params);
+  rc::detail::FailureResult failure;
+  ASSERT_TRUE(result.match(failure)) << "the broken kernel was not caught";
+  // The last failing run of the shrink is the minimal counterexample.
+  Case shrunk = Case::parse(last_failing);
+  EXPECT_EQ(shrunk.get("D"), 2) << last_failing;  // the smallest D with D % 4 == 2
+  EXPECT_EQ(shrunk.get("B"), 1) << last_failing;
+  EXPECT_EQ(shrunk.get("H"), 1) << last_failing;
+  EXPECT_EQ(shrunk.get("S"), 1) << last_failing;
+  EXPECT_EQ(shrunk.seed, 0u) << last_failing;
+  // The printed id reproduces: same failure from the id alone, same output bytes twice.
+  CaseResult again = judge(prepare(Case::parse(last_failing)), *b);
+  CaseResult third = judge(prepare(Case::parse(last_failing)), *b);
+  EXPECT_EQ(again.outcome, Outcome::fail);
+  EXPECT_EQ(again.digests, third.digests);
+  std::cout << "shrunk to: touchstone repro '" << last_failing << "' --backend vulkan\n";
+}
+
+}  // namespace
+}  // namespace ts

@@ -1,0 +1,343 @@
+// The Vulkan runtime on its own, with kernels injected by the tests: binding by name, push constants,
+// dtypes, folded grids, multi-dispatch plans, and every way a run can fail (compile error, missing
+// uniform or tensor, timeout), each as an ERROR that names the culprit.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "gpu/vulkan/vulkan_backend.h"
+#include "tests/backend_fixture.h"
+
+namespace ts {
+namespace {
+
+// out = a*x + y. With small integer x and half-integer y every product and sum is exact in float16
+// and float32 alike, so results compare exactly whether or not the device fuses into an FMA.
+constexpr const char* kAxpy = R"(
+layout(std430, binding = 0) readonly buffer XBuf { DTYPE x[]; };
+layout(std430, binding = 1) readonly buffer YBuf { DTYPE y[]; };
+layout(std430, binding = 2) writeonly buffer ZBuf { DTYPE z[]; };
+layout(push_constant) uniform Params { uint n; float a; } pc;
+void main() {
+  uint i = ts_linear_id();
+  if (i < pc.n) z[i] = DTYPE(pc.a) * x[i] + y[i];
+}
+)";
+
+// dst = src * a, bound through Dispatch::bind.
+constexpr const char* kScale = R"(
+layout(std430, binding = 0) readonly buffer SrcBuf { DTYPE src[]; };
+layout(std430, binding = 1) writeonly buffer DstBuf { DTYPE dst[]; };
+layout(push_constant) uniform Params { uint n; float a; } pc;
+void main() {
+  uint i = ts_linear_id();
+  if (i < pc.n) dst[i] = src[i] * DTYPE(pc.a);
+}
+)";
+
+constexpr const char* kIota = R"(
+layout(std430, binding = 0) writeonly buffer ZBuf { int z[]; };
+layout(push_constant) uniform Params { uint n; } pc;
+void main() {
+  uint i = ts_linear_id();
+  if (i < pc.n) z[i] = int(i);
+}
+)";
+
+// A float recurrence the compiler cannot fold: pc.n iterations keep one invocation busy.
+constexpr const char* kSpin = R"(
+layout(std430, binding = 0) writeonly buffer ZBuf { float z[]; };
+layout(push_constant) uniform Params { uint n; } pc;
+void main() {
+  float acc = 0.0;
+  for (uint i = 0u; i < pc.n; ++i) acc = acc * 0.999 + 1.0;
+  if (ts_linear_id() == 0u) z[0] = acc;
+}
+)";
+
+constexpr const char* kBroken = R"(
+layout(std430, binding = 0) buffer ZBuf { float z[]; };
+void main() { z[0] = undeclared_thing; }
+)";
+
+void register_kernels(VulkanBackend& b) {
+  b.set_kernel_source("test_axpy", kAxpy);
+  b.set_kernel_source("test_scale", kScale);
+  b.set_kernel_source("test_iota", kIota);
+  b.set_kernel_source("test_spin", kSpin);
+  b.set_kernel_source("test_broken", kBroken);
+}
+
+// Problems carry the test's knobs in params: n, a, kernel, and what to leave out of the plan.
+Problem axpy_problem(int64_t n, DType t, Params extra = Params::object()) {
+  Problem p;
+  p.dtype = t;
+  Tensor x(t, {n}), y(t, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    x.set(i, double(i % 17) - 8);
+    y.set(i, double(i % 5) * 0.5);
+  }
+  p.inputs["x"] = std::move(x);
+  p.inputs["y"] = std::move(y);
+  p.params = {{"n", n}, {"a", 2.5}};
+  p.params.update(extra);
+  return p;
+}
+
+double expected_axpy(int64_t i) { return 2.5 * (double(i % 17) - 8) + double(i % 5) * 0.5; }
+
+std::optional<Violation> valid(const Problem&) { return std::nullopt; }
+
+std::vector<BufferSpec> z_like_x(const Problem& p) {
+  const Tensor& x = p.inputs.at("x");
+  return {{"z", x.shape, p.params.value("z_dtype", "") == "int32" ? DType::i32 : x.dtype}};
+}
+
+Dispatch dispatch(const Problem& p, const std::string& kernel) {
+  Dispatch d;
+  d.kernel = kernel;
+  d.invocations = p.params["n"].get<uint64_t>();
+  d.uniforms = {{"n", double(d.invocations)}, {"a", p.params["a"].get<double>()}};
+  return d;
+}
+
+OpDef op(const char* name, std::vector<Dispatch> (*plan)(const Problem&),
+         std::vector<BufferSpec> (*buffers)(const Problem&) = z_like_x) {
+  OpDef o;
+  o.name = name;
+  o.validate = valid;
+  o.buffers = buffers;
+  o.plan = plan;
+  return o;
+}
+
+// One kernel named by params.kernel, its uniforms overridden by params.uniforms, minus params.drop,
+// its tensors remapped by params.bind.
+std::vector<Dispatch> single_plan(const Problem& p) {
+  Dispatch d = dispatch(p, p.params.value("kernel", "test_axpy"));
+  Params overrides = p.params.value("uniforms", Params::object());
+  for (auto& [name, value] : overrides.items()) d.uniforms[name] = value;
+  if (p.params.contains("drop")) d.uniforms.erase(p.params["drop"].get<std::string>());
+  if (p.params.contains("bind")) d.bind = p.params["bind"].get<std::map<std::string, std::string>>();
+  return {d};
+}
+
+// z = (x * a) * 2 through a scratch buffer: the second dispatch reads what the first wrote.
+std::vector<BufferSpec> z_and_scratch(const Problem& p) {
+  std::vector<BufferSpec> b = z_like_x(p);
+  b.push_back({"tmp", b[0].shape, b[0].dtype, BufferSpec::Role::scratch});
+  return b;
+}
+std::vector<Dispatch> two_step_plan(const Problem& p) {
+  Dispatch first = dispatch(p, "test_scale"), second = first;
+  first.bind = {{"src", "x"}, {"dst", "tmp"}};
+  second.bind = {{"src", "tmp"}, {"dst", "z"}};
+  second.uniforms["a"] = 2;
+  return {first, second};
+}
+
+bool has_capability(const Backend& b, const std::string& cap) {
+  auto caps = b.info().capabilities;
+  return std::find(caps.begin(), caps.end(), cap) != caps.end();
+}
+
+std::unique_ptr<VulkanBackend> open(const VulkanOptions& o, std::string* why) {
+  auto b = VulkanBackend::create(o, why);
+  if (b) register_kernels(*b);
+  return b;
+}
+
+class VulkanRuntime : public ::testing::Test {
+ protected:
+  // One validating backend for the suite: instance and device creation cost tens of milliseconds.
+  static VulkanBackend* shared(std::string* why) {
+    static std::string reason;
+    static std::unique_ptr<VulkanBackend> b = open({.validation = true}, &reason);
+    *why = reason;
+    return b.get();
+  }
+  void SetUp() override {
+    std::string why;
+    b_ = shared(&why);
+    if (!b_) {
+      if (test::missing_allowed("vulkan")) GTEST_SKIP() << "vulkan UNAVAILABLE: " << why;
+      FAIL() << "vulkan backend UNAVAILABLE on this machine: " << why
+             << " (set TOUCHSTONE_ALLOW_MISSING=vulkan to skip deliberately)";
+    }
+    b_->take_validation_messages();
+  }
+  void TearDown() override {
+    if (b_) {
+      EXPECT_EQ(b_->take_validation_messages(), std::vector<std::string>{});
+    }
+  }
+  VulkanBackend& b() { return *b_; }
+
+ private:
+  VulkanBackend* b_ = nullptr;
+};
+
+void expect_axpy(const RunOutput& r, int64_t n) {
+  ASSERT_EQ(r.status, RunOutput::Status::ok) << r.message;
+  const Tensor& z = r.outputs.at("z");
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(z.get(i), expected_axpy(i)) << "at " << i;
+  EXPECT_EQ(r.guards.at("z").bad_bytes, 0);
+}
+
+TEST_F(VulkanRuntime, DescribesTheDevice) {
+  DeviceInfo i = b().info();
+  EXPECT_EQ(i.backend, "vulkan");
+  EXPECT_FALSE(i.name.empty());
+  std::string all;
+  for (auto& c : i.capabilities) all += c + " ";
+  for (const char* want : {"api=", "driver=", "subgroup-size=", "max-workgroups=", "max-workgroup-invocations=",
+                           "max-storage-buffer=", "validation"})
+    EXPECT_NE(all.find(want), std::string::npos) << want << " missing from: " << all;
+  std::cout << "[ device ] " << i.name << ": " << all << "\n";
+}
+
+TEST_F(VulkanRuntime, AxpyFloat32IsExact) {
+  uint64_t allocations = b().allocations, dispatches = b().dispatches;
+  OpDef o = op("axpy", single_plan);
+  expect_axpy(b().run(o, axpy_problem(1000, DType::f32)), 1000);
+  EXPECT_GE(b().allocations, allocations + 3);  // x, y, z
+  EXPECT_EQ(b().dispatches, dispatches + 1);
+}
+
+TEST_F(VulkanRuntime, AxpyFloat16IsExact) {
+  if (!has_capability(b(), "shader-f16"))
+    GTEST_SKIP() << b().info().name << " lacks storageBuffer16BitAccess or shaderFloat16";
+  OpDef o = op("axpy", single_plan);
+  expect_axpy(b().run(o, axpy_problem(999, DType::f16)), 999);  // odd: the last word is half guard
+}
+
+TEST_F(VulkanRuntime, SecondDispatchReadsTheFirstsOutput) {
+  OpDef o = op("scale_twice", two_step_plan, z_and_scratch);
+  RunOutput r = b().run(o, axpy_problem(777, DType::f32));
+  ASSERT_EQ(r.status, RunOutput::Status::ok) << r.message;
+  for (int64_t i = 0; i < 777; ++i) ASSERT_EQ(r.outputs["z"].get(i), (double(i % 17) - 8) * 5) << "at " << i;
+  EXPECT_EQ(r.outputs.count("tmp"), 0u);  // scratch is never an output
+}
+
+TEST_F(VulkanRuntime, FoldedGridWritesEveryElement) {
+  // 70,000 workgroups of one invocation: over the 65,535 per-dimension limit, so folded into y.
+  constexpr int64_t n = 70000;
+  b().set_workgroup_size(1);
+  OpDef o = op("iota", single_plan);
+  RunOutput r = b().run(o, axpy_problem(n, DType::f32, {{"kernel", "test_iota"}, {"z_dtype", "int32"}}));
+  b().set_workgroup_size(64);
+  ASSERT_EQ(r.status, RunOutput::Status::ok) << r.message;
+  const Tensor& z = r.outputs.at("z");
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(z.get(i), double(i)) << "at " << i;
+  EXPECT_EQ(r.guards.at("z").bad_bytes, 0);
+}
+
+TEST_F(VulkanRuntime, CompileErrorIsAnErrorWithTheCompilerLog) {
+  OpDef o = op("broken", single_plan);
+  RunOutput r = b().run(o, axpy_problem(4, DType::f32, {{"kernel", "test_broken"}}));
+  EXPECT_EQ(r.status, RunOutput::Status::error);
+  EXPECT_NE(r.message.find("test_broken"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("undeclared_thing"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("test_broken.comp:3"), std::string::npos) << "line within the kernel: " << r.message;
+}
+
+TEST_F(VulkanRuntime, MissingUniformIsAnErrorNamingIt) {
+  OpDef o = op("axpy", single_plan);
+  RunOutput r = b().run(o, axpy_problem(4, DType::f32, {{"drop", "a"}}));
+  EXPECT_EQ(r.status, RunOutput::Status::error);
+  EXPECT_NE(r.message.find("push constant 'a'"), std::string::npos) << r.message;
+}
+
+TEST_F(VulkanRuntime, UnknownTensorIsAnErrorNamingIt) {
+  uint64_t allocations = b().allocations;
+  OpDef o = op("axpy", single_plan);
+  RunOutput r = b().run(o, axpy_problem(4, DType::f32, {{"bind", {{"y", "nope"}}}}));
+  EXPECT_EQ(r.status, RunOutput::Status::error);
+  EXPECT_NE(r.message.find("tensor 'nope'"), std::string::npos) << r.message;
+  EXPECT_EQ(b().allocations, allocations);  // caught before any buffer exists
+}
+
+TEST_F(VulkanRuntime, CompiledKernelsAreCached) {
+  OpDef o = op("axpy", single_plan);
+  expect_axpy(b().run(o, axpy_problem(64, DType::f32)), 64);
+  auto before = b().shader_stats();
+  constexpr int kRuns = 50;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kRuns; ++i) ASSERT_EQ(b().run(o, axpy_problem(64, DType::f32)).status, RunOutput::Status::ok);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / kRuns;
+  auto after = b().shader_stats();
+  EXPECT_EQ(after.compiles, before.compiles);
+  EXPECT_EQ(after.cache_hits, before.cache_hits + kRuns);
+  EXPECT_EQ(after.pipelines, before.pipelines);
+  std::cout << "[ timing ] one-dispatch case, validation on: " << ms << " ms per run\n";
+}
+
+TEST(VulkanDevices, SelectorWithoutMatchListsTheDevices) {
+  std::string why;
+  std::vector<std::string> devices = VulkanBackend::list_devices(&why);
+  if (devices.empty()) {
+    if (test::missing_allowed("vulkan")) GTEST_SKIP() << "vulkan UNAVAILABLE: " << why;
+    FAIL() << "no Vulkan device: " << why;
+  }
+  EXPECT_EQ(devices[0].rfind("0: ", 0), 0u) << devices[0];
+  EXPECT_EQ(VulkanBackend::create({.device = "no-such-gpu-xyz"}, &why), nullptr);
+  EXPECT_NE(why.find("no-such-gpu-xyz"), std::string::npos) << why;
+  EXPECT_NE(why.find(devices[0]), std::string::npos) << why;
+  EXPECT_NE(VulkanBackend::create({.device = "0"}, &why), nullptr) << why;
+}
+
+TEST_F(VulkanRuntime, ValidationMessageMakesTheCaseAnError) {
+  // 256 KiB of shared memory: over maxComputeSharedMemorySize on every device, which only the
+  // validation layer notices (the driver may well build the pipeline).
+  b().set_kernel_source("test_big_shared", R"(
+layout(std430, binding = 0) writeonly buffer ZBuf { float z[]; };
+layout(push_constant) uniform Params { uint n; } pc;
+shared float big[65536];
+void main() {
+  big[gl_LocalInvocationID.x] = 1.0;
+  barrier();
+  if (ts_linear_id() < pc.n) z[ts_linear_id()] = big[0];
+}
+)");
+  OpDef o = op("big_shared", single_plan);
+  RunOutput r = b().run(o, axpy_problem(4, DType::f32, {{"kernel", "test_big_shared"}}));
+  EXPECT_EQ(r.status, RunOutput::Status::error);
+  EXPECT_NE(r.message.find("maxComputeSharedMemorySize"), std::string::npos) << r.message;
+  EXPECT_EQ(b().take_validation_messages(), std::vector<std::string>{}) << "reported in the case, not kept";
+}
+
+// Runs test_spin for `iterations` and returns how long the case took.
+double spin_ms(Backend& b, uint64_t iterations, RunOutput* r = nullptr) {
+  OpDef spin = op("spin", single_plan);
+  Problem p = axpy_problem(1, DType::f32, {{"kernel", "test_spin"}, {"uniforms", Params::object({{"n", iterations}})}});
+  auto t0 = std::chrono::steady_clock::now();
+  RunOutput out = b.run(spin, p);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(r || out.status == RunOutput::Status::ok) << out.message;
+  if (r) *r = std::move(out);
+  return ms;
+}
+
+TEST_F(VulkanRuntime, HungKernelIsAnErrorAndTheNextRunWorks) {
+  // Calibrated to about 0.4 s of spinning on this device: far past the 50 ms limit, yet finite, so
+  // that teardown drains it instead of leaking the device (a truly endless loop would be leaked).
+  constexpr uint64_t kProbe = 1'000'000;
+  spin_ms(b(), kProbe);  // compiles
+  uint64_t iterations = uint64_t(kProbe * 400 / std::max(spin_ms(b(), kProbe), 1.0));
+
+  std::string why;
+  auto fast = open({.timeout_ms = 50}, &why);
+  ASSERT_TRUE(fast) << why;
+  RunOutput r;
+  double ms = spin_ms(*fast, iterations, &r);
+  EXPECT_EQ(r.status, RunOutput::Status::error);
+  EXPECT_NE(r.message.find("did not finish within 50 ms"), std::string::npos) << r.message;
+  EXPECT_LT(ms, 300) << "the fence wait must give up at the timeout";
+
+  OpDef o = op("axpy", single_plan);
+  expect_axpy(fast->run(o, axpy_problem(100, DType::f32)), 100);
+}
+
+}  // namespace
+}  // namespace ts

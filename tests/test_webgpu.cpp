@@ -1,0 +1,246 @@
+// The WebGPU backend on its own: every operator's edge cases against the reference, folded grids,
+// the WGSL binding convention, and every way its Node worker can fail (a kernel that does not
+// compile, a uniform the plan lacks, a worker that is killed or hangs), each an ERROR that names
+// the cause, after which the backend carries on with a fresh worker.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
+#include "core/registry.h"
+#include "core/runner.h"
+#include "gpu/webgpu/webgpu_backend.h"
+#include "gpu/webgpu/wgsl_reflect.h"
+#include "tests/backend_fixture.h"
+
+namespace ts {
+namespace {
+
+bool no_webgpu_allowed() {
+  const char* env = std::getenv("TOUCHSTONE_ALLOW_NO_WEBGPU");
+  return (env && std::string(env) == "1") || test::missing_allowed("webgpu");
+}
+
+std::string line(const CaseResult& r) { return cat(outcome_name(r.outcome), " ", r.id, ": ", r.detail); }
+
+CaseResult run_id(Backend& b, const std::string& id) { return judge(prepare(Case::parse(id)), b); }
+
+class WebGpu : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto t0 = std::chrono::steady_clock::now();
+    backend_ = WebGpuBackend::create({}, &why_).release();
+    if (backend_)
+      std::cout << "[ webgpu   ] " << backend_->info().name << ", worker ready in "
+                << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms\n";
+  }
+  static void TearDownTestSuite() {
+    delete backend_;
+    backend_ = nullptr;
+  }
+  void SetUp() override {
+    if (backend_) return;
+    if (no_webgpu_allowed()) GTEST_SKIP() << "WebGPU UNAVAILABLE: " << why_;
+    FAIL() << "WebGPU backend UNAVAILABLE on this machine: " << why_
+           << " (set TOUCHSTONE_ALLOW_NO_WEBGPU=1 to skip deliberately)";
+  }
+  WebGpuBackend& backend() { return *backend_; }
+
+  static WebGpuBackend* backend_;
+  static std::string why_;
+};
+
+WebGpuBackend* WebGpu::backend_ = nullptr;
+std::string WebGpu::why_;
+
+TEST_F(WebGpu, InfoDescribesTheAdapter) {
+  DeviceInfo i = backend().info();
+  EXPECT_EQ(i.backend, "webgpu");
+  EXPECT_FALSE(i.name.empty());
+  auto has_prefix = [&](const std::string& p) {
+    for (const std::string& c : i.capabilities)
+      if (c.rfind(p, 0) == 0) return true;
+    return false;
+  };
+  EXPECT_TRUE(has_prefix("max-workgroups-per-dimension=")) << testing::PrintToString(i.capabilities);
+  EXPECT_TRUE(has_prefix("max-storage-binding=")) << testing::PrintToString(i.capabilities);
+}
+
+// Valid edge cases PASS, invalid ones are REJECTED with the reference's rule before the worker sees
+// anything. Prints the throughput, worker round trips included.
+TEST_F(WebGpu, EdgeCasesAgreeWithTheReference) {
+  int cases = 0;
+  double seconds = 0;
+  for (const OpDef* op : all_ops()) {
+    for (DType t : {DType::f32, DType::f16}) {
+      if (std::find(op->dtypes.begin(), op->dtypes.end(), t) == op->dtypes.end()) continue;
+      for (const Case& c : op->edge_cases(t)) {
+        Expected e = prepare(c);
+        ASSERT_TRUE(e.error.empty()) << c.id() << ": " << e.error;
+        const uint64_t allocs = backend().allocations, dispatches = backend().dispatches;
+        CaseResult r = judge(e, backend());
+        ++cases, seconds += r.seconds;
+        if (e.violation) {
+          EXPECT_EQ(r.outcome, Outcome::rejected) << line(r);
+          EXPECT_EQ(r.rule, e.violation->rule) << line(r);
+          EXPECT_EQ(backend().allocations, allocs) << "a rejected case allocated: " << c.id();
+          EXPECT_EQ(backend().dispatches, dispatches) << "a rejected case dispatched: " << c.id();
+        } else {
+          EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
+          EXPECT_GT(backend().dispatches, dispatches) << c.id();
+        }
+      }
+    }
+  }
+  std::cout << "[ webgpu   ] " << cases << " edge cases in " << seconds * 1e3 << " ms of backend time ("
+            << cases / seconds << " cases/s)\n";
+}
+
+// Workgroups of one invocation push a 70,000-invocation grid past 65,535 workgroups in x, so the
+// kernel sees a folded grid; large sizes are clamped to the device. Every size computes the same.
+TEST_F(WebGpu, WorkgroupSizesAndFoldedGrids) {
+  const std::string id = "rope_half/B=1,H=1,S=35000,D=2/float32/buffer/seed=5";
+  for (uint32_t wg : {1u, 7u, 64u, 256u, 100000u}) {
+    backend().set_workgroup_size(wg);
+    CaseResult r = run_id(backend(), id);
+    EXPECT_EQ(r.outcome, Outcome::pass) << "workgroup size " << wg << ": " << line(r);
+  }
+  backend().set_workgroup_size(64);
+}
+
+TEST_F(WebGpu, SmallCaseRoundTrip) {
+  const std::string id = "rope_llama/B=1,S=1,Hq=4,Hkv=2,D=8/float32/buffer/seed=3";
+  Expected e = prepare(Case::parse(id));
+  ASSERT_EQ(judge(e, backend()).outcome, Outcome::pass);  // the pipeline is cached from here on
+  const int n = 50;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < n; ++k) ASSERT_EQ(judge(e, backend()).outcome, Outcome::pass);
+  std::cout << "[ webgpu   ] small case round trip "
+            << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / n << " ms\n";
+}
+
+// The worker is killed between cases: the next case is ERROR, naming the death and the signal (the
+// backend cannot know the worker is gone until it asks), and the case after that runs on a fresh
+// worker and PASSes.
+TEST_F(WebGpu, KilledWorkerIsOneErrorThenAFreshWorker) {
+  const std::string id = "rope_cis/B=1,N=3,C=8/float32/buffer/seed=9";
+  ASSERT_EQ(run_id(backend(), id).outcome, Outcome::pass);
+  const pid_t old = backend().worker_pid();
+  ASSERT_GT(old, 0);
+  ASSERT_EQ(kill(old, SIGKILL), 0);
+  CaseResult r = run_id(backend(), id);
+  EXPECT_EQ(r.outcome, Outcome::error) << line(r);
+  EXPECT_NE(r.detail.find("worker"), std::string::npos) << r.detail;
+  EXPECT_NE(r.detail.find("signal 9"), std::string::npos) << r.detail;
+  EXPECT_EQ(backend().worker_pid(), -1);
+  CaseResult again = run_id(backend(), id);
+  EXPECT_EQ(again.outcome, Outcome::pass) << line(again);
+  EXPECT_GT(backend().worker_pid(), 0);
+  EXPECT_NE(backend().worker_pid(), old);
+}
+
+TEST_F(WebGpu, KernelThatDoesNotCompileIsAnErrorWithDawnsMessage) {
+  backend().set_kernel_source("rope_half", R"(
+@group(0) @binding(0) var<storage, read_write> out_ : array<DTYPE>;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  out_[gid.x] = DTYPE(1.0)   // missing ';'
+}
+)");
+  CaseResult r = run_id(backend(), "rope_half/B=1,H=1,S=2,D=4/float32/buffer/seed=1");
+  backend().set_kernel_source("rope_half", "");
+  EXPECT_EQ(r.outcome, Outcome::error) << line(r);
+  EXPECT_NE(r.detail.find("rope_half.wgsl:6:"), std::string::npos) << "line of the kernel file: " << r.detail;
+  EXPECT_NE(r.detail.find("expected ';'"), std::string::npos) << "Dawn's message: " << r.detail;
+  CaseResult ok = run_id(backend(), "rope_half/B=1,H=1,S=2,D=4/float32/buffer/seed=1");
+  EXPECT_EQ(ok.outcome, Outcome::pass) << line(ok);
+}
+
+TEST_F(WebGpu, UniformThePlanDoesNotSetIsAnError) {
+  backend().set_kernel_source("rope_cis", R"(
+@group(0) @binding(0) var<storage, read_write> out_ : array<DTYPE>;
+struct Params { n: u32, nc2: u32, stride: u32 }
+@group(0) @binding(1) var<uniform> pc : Params;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  out_[ts_linear_id(gid, nwg) * pc.stride] = DTYPE(0.0);
+}
+)");
+  CaseResult r = run_id(backend(), "rope_cis/B=1,N=2,C=4/float32/buffer/seed=1");
+  backend().set_kernel_source("rope_cis", "");
+  EXPECT_EQ(r.outcome, Outcome::error) << line(r);
+  EXPECT_NE(r.detail.find("'stride'"), std::string::npos) << r.detail;
+}
+
+// A kernel that outlives timeout_ms: ERROR naming the timeout, then a fresh worker.
+TEST_F(WebGpu, HungWorkerTimesOutThenAFreshWorker) {
+  WebGpuOptions o;
+  o.timeout_ms = 1000;
+  std::string why;
+  auto b = WebGpuBackend::create(o, &why);
+  ASSERT_TRUE(b) << why;
+  b->set_kernel_source("rope_cis", R"(
+@group(0) @binding(0) var<storage, read_write> out_ : array<f32>;
+struct Params { n: u32 }
+@group(0) @binding(1) var<uniform> pc : Params;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  var acc = 0.0;
+  for (var i = 0u; i < 4000000000u; i++) { acc = acc * 0.999 + f32(pc.n); }
+  out_[gid.x] = acc;
+}
+)");
+  auto t0 = std::chrono::steady_clock::now();
+  CaseResult r = run_id(*b, "rope_cis/B=1,N=64,C=64/float32/buffer/seed=1");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_EQ(r.outcome, Outcome::error) << line(r);
+  EXPECT_NE(r.detail.find("did not answer in time"), std::string::npos) << r.detail;
+  b->set_kernel_source("rope_cis", "");
+  CaseResult ok = run_id(*b, "rope_cis/B=1,N=2,C=4/float32/buffer/seed=1");
+  EXPECT_EQ(ok.outcome, Outcome::pass) << line(ok);
+}
+
+TEST(WgslReflect, ReadsTheBindingConvention) {
+  auto r = webgpu::reflect_wgsl(R"(
+// @group(0) @binding(9) var<storage, read> commented_out : array<f32>;
+/* nested /* block */ @group(0) @binding(8) var<storage> also_commented : array<f32>; */
+@group(0) @binding(0) var<storage, read> x : array<DTYPE>;
+@group(0)  @binding(2)  var<storage,read_write> out_ : array<vec4<f32>>;
+struct Params { n: u32, bias: f32, shift: i32, }
+@group(0) @binding(1) var<uniform> pc : Params;
+var<workgroup> tile : array<f32, 64>;
+)", "test");
+  ASSERT_EQ(r.storage.size(), 2u);
+  EXPECT_EQ(r.storage[0].array, "x");
+  EXPECT_FALSE(r.storage[0].writable);
+  EXPECT_EQ(r.storage[1].array, "out_");
+  EXPECT_EQ(r.storage[1].binding, 2u);
+  EXPECT_TRUE(r.storage[1].writable);
+  ASSERT_TRUE(r.uniform);
+  EXPECT_EQ(r.uniform->binding, 1u);
+  ASSERT_EQ(r.uniform->members.size(), 3u);
+  EXPECT_EQ(r.uniform->members[1].name, "bias");
+  EXPECT_EQ(r.uniform->members[1].type, webgpu::UniformMember::Type::f32);
+  EXPECT_EQ(r.uniform->members[2].type, webgpu::UniformMember::Type::i32);
+}
+
+TEST(WgslReflect, RejectsWhatItCannotBind) {
+  auto throws_with = [](const char* src, const char* words) {
+    try {
+      webgpu::reflect_wgsl(src, "k");
+      ADD_FAILURE() << "no error for: " << src;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  throws_with("@group(0) @binding(0) var<storage, read> x : f32;", "must be an array");
+  throws_with("@group(1) @binding(0) var<storage, read> x : array<f32>;", "@group(0)");
+  throws_with("struct P { v: vec2<f32> }\n@group(0) @binding(0) var<uniform> pc : P;", "v: vec2<f32>");
+  throws_with("@group(0) @binding(0) var<uniform> pc : Missing;", "not declared");
+  throws_with("@group(0) @binding(0) var tex : texture_2d<f32>;", "do not follow");
+}
+
+}  // namespace
+}  // namespace ts

@@ -1,0 +1,42 @@
+#include "tools/coverage.h"
+
+namespace ts {
+
+std::vector<std::string> case_classes(const Expected& e) {
+  std::vector<std::string> out;
+  const Case& c = e.c;
+  if (e.violation) {
+    out.push_back("reject:" + e.violation->rule);
+    return out;
+  }
+  if (!e.error.empty()) return out;
+  out.push_back("valid");
+  auto has = [&](const char* k) { return c.has(k); };
+  if (has("S")) out.push_back(c.get("S") == 1 ? "decode (S=1)" : "prefill (S>1)");
+  if (has("Hq") && has("Hkv")) {
+    int64_t hq = c.get("Hq"), hkv = c.get("Hkv");
+    if (hkv == 1 && hq > 1) out.push_back("mqa (Hkv=1)");
+    else if (hkv > 0 && hq % hkv == 0) out.push_back(cat("gqa ", hq / hkv, ":1"));
+  }
+  for (const char* k : {"D", "C"})
+    if (has(k)) {
+      int64_t d = c.get(k);
+      if (d == 2) out.push_back(cat(k, "=2"));
+      if (d % 4 == 2) out.push_back(cat("ragged (", k, "%4==2)"));
+      if (d % 2 == 1) out.push_back(cat("odd ", k));
+    }
+  if (c.get("pos", 0) >= 1000) out.push_back("position >= 1000");
+  if (has("mode")) out.push_back("mode=" + c.word("mode", ""));
+  if (has("sections")) out.push_back("sections (3-D RoPE)");
+  if (has("fshape")) out.push_back("freqs_cis " + c.word("fshape", ""));
+  return out;
+}
+
+std::vector<std::string> expected_classes(const OpDef& op) {
+  std::vector<std::string> out;
+  for (auto& r : op.rules)
+    if (r.id != "input_rank") out.push_back("reject:" + r.id);  // case vars cannot change a rank
+  return out;
+}
+
+}  // namespace ts

@@ -1,0 +1,18 @@
+#pragma once
+// The shape classes a sweep hit, so a sweep that misses one (no decode case, no MQA, a rule never
+// broken) shows it. Classes come from the case's own vars and the reference's verdict.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/runner.h"
+
+namespace ts {
+
+std::vector<std::string> case_classes(const Expected& e);
+
+// The classes an operator's sweep is expected to reach: every rule and the generic shape classes
+// its vars allow; reported as 0 when missed.
+std::vector<std::string> expected_classes(const OpDef& op);
+
+}  // namespace ts

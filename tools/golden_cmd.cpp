@@ -1,0 +1,261 @@
+// touchstone golden: regenerate, verify, export and inspect golden tensor files.
+#include "tools/golden_cmd.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "core/registry.h"
+#include "goldens/regen.h"
+#include "goldens/verify.h"
+#include "tools/backends.h"
+#include "tools/junit.h"
+
+namespace ts {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kDefaultDir = "goldens";
+
+// Every option is read before the positional arguments, which would otherwise take option values
+// for file names; backend options are kept as words for open_backends, used by verify alone.
+struct Options {
+  std::string dir, junit, out;
+  bool reference_only = false;
+  std::vector<std::string> backend_words;
+};
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool bad(Outcome o) { return o != Outcome::pass && o != Outcome::rejected && o != Outcome::unsupported; }
+
+int regen(const Options& o, const std::vector<std::string>& rest) {
+  if (!rest.empty()) throw UsageError("golden regen takes no positional arguments (use --dir DIR)");
+  const std::string dir = o.dir.empty() ? kDefaultDir : o.dir;
+  auto t0 = std::chrono::steady_clock::now();
+  RegenSummary s;
+  try {
+    s = regenerate(dir);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: golden regen: %s\n", e.what());
+    return 1;
+  }
+  std::printf("%zu goldens (%zu bytes) in %s: %zu rewritten, %zu unchanged, %zu stale removed; %.2f s\n", s.files,
+              s.bytes, dir.c_str(), s.changed, s.files - s.changed, s.removed, since(t0));
+  return 0;
+}
+
+// Manifest problems of every directory the files come from; with --dir, of the whole directory.
+std::vector<std::string> manifest_findings(const std::vector<std::string>& files, const std::string& dir) {
+  if (!dir.empty()) return verify_manifest(dir, {});
+  std::map<std::string, std::vector<std::string>> by_dir;
+  for (auto& f : files) by_dir[fs::path(f).parent_path().string()].push_back(fs::path(f).filename().string());
+  std::vector<std::string> all;
+  for (auto& [d, names] : by_dir)
+    for (auto& p : verify_manifest(d.empty() ? "." : d, names)) all.push_back(p);
+  return all;
+}
+
+std::vector<BackendSlot> open_slots(const Options& o) {
+  std::vector<std::string> words = {"touchstone"};
+  words.insert(words.end(), o.backend_words.begin(), o.backend_words.end());
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  Args args(int(argv.size()), argv.data(), 1);
+  auto slots = open_backends(args);
+  args.finish();
+  return slots;
+}
+
+int verify(const Options& o, std::vector<std::string> files) {
+  std::string dir = o.dir;
+  const std::string& junit = o.junit;
+  const bool reference_only = o.reference_only;
+  if (reference_only && !o.backend_words.empty()) throw UsageError("--reference-only runs no backend; drop the backend options");
+  std::vector<BackendSlot> slots;
+  if (!reference_only) slots = open_slots(o);
+  if (!dir.empty() && !files.empty()) throw UsageError("golden verify takes FILES or --dir DIR, not both");
+  if (files.empty()) {
+    if (dir.empty()) dir = kDefaultDir;
+    files = golden_files(dir);
+    if (files.empty()) throw UsageError(cat("no .safetensors files in ", dir));
+  }
+
+  int usable = 0;
+  for (auto& s : slots) {
+    if (s.backend) {
+      std::printf("backend %-7s %s\n", s.name.c_str(), s.backend->info().name.c_str());
+      ++usable;
+    } else {
+      std::printf("backend %-7s UNAVAILABLE: %s\n", s.name.c_str(), s.unavailable.c_str());
+    }
+  }
+  for (auto& s : slots)
+    if (!s.backend && s.requested) return std::fprintf(stderr, "error: backend %s is unavailable\n", s.name.c_str()), 2;
+  if (!reference_only && !usable)
+    return std::fprintf(stderr, "error: no GPU backend is available on this machine "
+                                "(--reference-only verifies against the reference alone)\n"), 2;
+
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> findings = manifest_findings(files, dir);
+  // JUnit groups: the reference, then one per backend slot, then the manifest.
+  std::vector<std::pair<std::string, std::vector<CaseResult>>> groups = {{"golden/reference", {}}};
+  for (auto& s : slots) groups.push_back({"golden/" + s.name, {}});
+  std::vector<std::string> rows;
+  size_t width = 4;
+  for (auto& f : files) width = std::max(width, (dir.empty() ? f : fs::path(f).filename().string()).size());
+  std::string head = cat("%-", width, "s");
+  std::printf("\n");
+  std::printf(head.c_str(), "file");
+  std::printf("  %-7s %-17s", "expect", "reference");
+  for (auto& s : slots) std::printf(" %-17s", s.name.c_str());
+  std::printf("\n");
+
+  bool failed = !findings.empty();
+  std::vector<std::string> details;
+  for (auto& f : files) {
+    GoldenCheck g = check_golden(f);
+    std::string shown = dir.empty() ? f : fs::path(f).filename().string();
+    std::printf(head.c_str(), shown.c_str());
+    if (!g.error.empty()) {
+      std::printf("  MALFORMED\n");
+      details.push_back(cat("MALFORMED: ", g.error));
+      groups[0].second.push_back(g.reference);
+      failed = true;
+      continue;
+    }
+    std::printf("  %-7s %-17s", g.golden.reject ? "reject" : "pass", std::string(outcome_name(g.reference.outcome)).c_str());
+    std::vector<const CaseResult*> results = {&groups[0].second.emplace_back(g.reference)};
+    for (size_t k = 0; k < slots.size(); ++k) {
+      if (!slots[k].backend) {
+        std::printf(" %-17s", "UNAVAILABLE");
+        continue;
+      }
+      CaseResult& r = groups[k + 1].second.emplace_back(judge_golden(g, *slots[k].backend));
+      std::printf(" %-17s", std::string(outcome_name(r.outcome)).c_str());
+      results.push_back(&r);
+    }
+    std::printf("\n");
+    for (const CaseResult* r : results)
+      if (bad(r->outcome)) {
+        failed = true;
+        details.push_back(cat(f, " [", r->backend, "] ", outcome_name(r->outcome), ": ", r->detail));
+      }
+  }
+  if (!findings.empty()) {
+    std::printf("\nManifest:\n");
+    auto& group = groups.emplace_back("golden/manifest", std::vector<CaseResult>{}).second;
+    for (auto& p : findings) {
+      std::printf("  %s\n", p.c_str());
+      CaseResult r;
+      r.id = p.substr(0, p.find(':'));
+      r.backend = "manifest";
+      r.detail = p;
+      group.push_back(r);
+    }
+  }
+  if (!details.empty()) {
+    std::printf("\nProblems:\n");
+    for (auto& d : details) std::printf("  %s\n", d.c_str());
+  }
+  std::printf("\n%zu golden files verified in %.2f s: %s\n", files.size(), since(t0), failed ? "FAILED" : "all good");
+  if (!junit.empty()) write_junit(junit, groups);
+  return failed ? 1 : 0;
+}
+
+int export_case(const Options& o, const std::vector<std::string>& rest) {
+  std::string out = o.out;
+  if (rest.size() != 1) throw UsageError("golden export takes exactly one case id");
+  Case c = Case::parse(rest[0]);
+  if (!find_op(c.op)) throw UsageError(cat("unknown operator '", c.op, "' (see touchstone list)"));
+  Golden g = golden_from_case(c);
+  if (out.empty()) {
+    out = c.id();
+    for (char& ch : out)
+      if (ch == '/') ch = '-';
+    out += ".safetensors";
+  }
+  write_golden(out, g);
+  std::printf("wrote %s: %s, expect %s\n", out.c_str(), c.id().c_str(), g.reject ? "reject" : "pass");
+  return 0;
+}
+
+void print_stats(const std::string& name, const Tensor& t) {
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  int64_t nan = 0, inf = 0, finite = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = t.get(i);
+    if (std::isnan(v)) ++nan;
+    else if (std::isinf(v)) ++inf;
+    else {
+      lo = std::min(lo, v), hi = std::max(hi, v), sum += v;
+      ++finite;
+    }
+  }
+  std::printf("  %-22s %-9s %-16s", name.c_str(), std::string(dtype_name(t.dtype)).c_str(), shape_str(t.shape).c_str());
+  if (finite) std::printf(" min %-12.6g max %-12.6g mean %-12.6g", lo, hi, sum / double(finite));
+  else std::printf(" %-51s", "no finite values");
+  std::printf(" NaN %lld Inf %lld\n", (long long)nan, (long long)inf);
+}
+
+int show(const std::vector<std::string>& files) {
+  if (files.empty()) throw UsageError("golden show takes one or more golden files");
+  int rc = 0;
+  for (auto& f : files) {
+    Golden g;
+    try {
+      g = read_golden(f);
+    } catch (const FormatError& e) {
+      std::printf("%s\n  MALFORMED: %s\n", f.c_str(), e.what());
+      rc = 1;
+      continue;
+    }
+    std::printf("%s\n  op %s, dtype %s, expect %s\n  source %s\n", f.c_str(), g.op.c_str(),
+                std::string(dtype_name(g.dtype)).c_str(), g.reject ? "reject" : "pass", g.source.c_str());
+    std::printf("  params %s\n", g.params.dump().c_str());
+    if (g.case_id) std::printf("  case %s\n", g.case_id->c_str());
+    if (g.seed) std::printf("  seed %llu\n", (unsigned long long)*g.seed);
+    if (g.tolerance) std::printf("  tolerance atol %g rtol %g\n", g.tolerance->atol, g.tolerance->rtol);
+    for (auto& [k, v] : g.extra) std::printf("  %s %s\n", k.c_str(), v.c_str());
+    for (auto& [n, t] : g.inputs) print_stats(n, t);
+    for (auto& [n, t] : g.expected) print_stats("expected." + n, t);
+    for (auto& [n, t] : g.aux) print_stats(n, t);
+  }
+  return rc;
+}
+
+}  // namespace
+
+int cmd_golden(Args& a) {
+  Options o;
+  o.dir = a.value("--dir", "");
+  o.junit = a.value("--junit", "");
+  o.out = a.value("-o", "");
+  o.reference_only = a.flag("--reference-only");
+  for (const char* name : {"--backend", "--device", "--timeout-ms"})
+    for (auto& v : a.list(name)) o.backend_words.insert(o.backend_words.end(), {name, v});
+  if (a.flag("--validation")) o.backend_words.push_back("--validation");
+  std::vector<std::string> pos = a.positional();
+  a.finish();
+  if (pos.empty()) throw UsageError("golden needs a subcommand: regen, verify, export or show");
+  const std::string sub = pos[0];
+  pos.erase(pos.begin());
+  auto only_for = [&](bool given, const char* option, const char* subs) {
+    if (given) throw UsageError(cat(option, " is an option of golden ", subs, ", not of golden ", sub));
+  };
+  only_for(!o.out.empty() && sub != "export", "-o", "export");
+  only_for(!o.dir.empty() && sub != "regen" && sub != "verify", "--dir", "regen and verify");
+  only_for((!o.junit.empty() || o.reference_only || !o.backend_words.empty()) && sub != "verify",
+           "--junit / --reference-only / --backend", "verify");
+  if (sub == "regen") return regen(o, pos);
+  if (sub == "verify") return verify(o, pos);
+  if (sub == "export") return export_case(o, pos);
+  if (sub == "show") return show(pos);
+  throw UsageError(cat("unknown golden subcommand '", sub, "' (regen, verify, export, show)"));
+}
+
+}  // namespace ts
