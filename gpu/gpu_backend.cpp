@@ -98,7 +98,12 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
 
   // 3. Host images of every buffer: inputs as they are, outputs poisoned inside guard bands.
   std::vector<HostBuffer> bufs;
-  for (auto& [name, t] : p.inputs) bufs.push_back({name, 0, t.nbytes(), false, t.bytes});
+  // An output updated in place (init_from == its own name, e.g. a KV cache) replaces its input.
+  auto in_place = [&](const std::string& name) {
+    return std::any_of(specs.begin(), specs.end(), [&](const BufferSpec& s) { return s.name == name && s.init_from == name; });
+  };
+  for (auto& [name, t] : p.inputs)
+    if (!in_place(name)) bufs.push_back({name, 0, t.nbytes(), false, t.bytes});
   for (auto& s : specs) {
     size_t n = size_t(numel(s.shape)) * dtype_size(s.dtype);
     const size_t padded = (n + 3) & ~size_t(3);

@@ -230,14 +230,13 @@ async function main() {
   const serve = async (type, payload) => {
     try {
       if (type === FRAME.INFO) send(FRAME.INFO, Buffer.from(JSON.stringify(info), 'utf8'));
-      else if (type === FRAME.RUN) { const t0 = performance.now(); const r = await run(device, payload); const t1 = performance.now(); send(FRAME.RESULT, r); (await import('node:fs')).appendFileSync('/tmp/wtiming.log', `${(t1-t0).toFixed(3)} ${(performance.now()-t1).toFixed(3)} ${payload.length}\n`); }
+      else if (type === FRAME.RUN) send(FRAME.RESULT, await run(device, payload));
       else sendError(`webgpu worker: unknown frame type ${type}`);
     } catch (e) {
       sendError(`webgpu: ${e.message}`);
     }
   };
   process.stdin.on('data', frameReader((type, payload) => {
-    (globalThis.fsx ??= null);
     queue = queue.then(() => serve(type, payload));
   }));
   // The Dawn instance held on globalThis keeps Node alive, so the worker leaves on its own when
