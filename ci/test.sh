@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 bash ci/setup.sh
 bash ci/build.sh build
 (cd build && ctest --output-on-failure -j "${TS_JOBS:-2}" --timeout 600)
+# The golden reader under libFuzzer for a bounded time, seeded with the committed goldens.
+bash fuzz/run.sh "${TS_FUZZ_SECONDS:-20}"
 if [ "${TS_SKIP_SANITIZE:-0}" != 1 ]; then
   bash ci/build.sh build-asan -DTS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0

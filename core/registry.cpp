@@ -10,6 +10,7 @@ const std::vector<const OpDef*>& all_ops() {
       &rope_cis_op(),
       &rope_half_op(),
       &rope_matrix_op(),
+      &sdpa_op(),
   };
   return ops;
 }

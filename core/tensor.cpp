@@ -76,6 +76,19 @@ void Tensor::set(int64_t i, double v) {
   }
 }
 
+std::vector<double> Tensor::values() const {
+  std::vector<double> v(static_cast<size_t>(numel()));
+  auto each = [&](auto load) {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = load(i);
+  };
+  switch (dtype) {
+    case DType::f32: each([&](size_t i) { return double(load<float>(bytes, int64_t(i))); }); break;
+    case DType::f64: each([&](size_t i) { return load<double>(bytes, int64_t(i)); }); break;
+    default: each([&](size_t i) { return get(int64_t(i)); }); break;
+  }
+  return v;
+}
+
 uint64_t Tensor::bits(int64_t i) const {
   uint64_t r = 0;
   std::memcpy(&r, bytes.data() + size_t(i) * dtype_size(dtype), dtype_size(dtype));

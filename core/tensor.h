@@ -29,6 +29,7 @@ struct Tensor {
   void set(int64_t i, double v);      // rounds once to dtype (RNE; integers round and saturate)
   uint64_t bits(int64_t i) const;     // raw element bits (for ULP distance and poison checks)
   Tensor cast(DType t) const;         // element-wise get/set
+  std::vector<double> values() const; // every element as float64 (the dtype switch hoisted out of the loop)
   std::string describe() const;       // "float32[1,2,3]"
 };
 

@@ -20,13 +20,6 @@ std::runtime_error sys_error(const std::string& what, const std::string& path) {
   return std::runtime_error(what + " " + path + ": " + std::strerror(errno));
 }
 
-void fsync_dir(const std::filesystem::path& dir) {
-  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) throw sys_error("cannot open directory", dir.string());
-  ::fsync(fd);  // some file systems refuse fsync on a directory; the rename itself still happened
-  ::close(fd);
-}
-
 }  // namespace
 
 std::string read_file(const std::string& path) {
@@ -66,10 +59,19 @@ std::string write_temp_beside(const std::string& path, std::string_view bytes) {
 
 void commit_temp(const std::string& temp, const std::string& path) {
   if (std::rename(temp.c_str(), path.c_str()) != 0) throw sys_error("cannot rename " + temp + " to", path);
-  fsync_dir(std::filesystem::path(path).parent_path());
 }
 
-void write_file_atomic(const std::string& path, std::string_view bytes) { commit_temp(write_temp_beside(path, bytes), path); }
+void sync_dir(const std::string& dir) {
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) throw sys_error("cannot open directory", dir);
+  ::fsync(fd);  // some file systems refuse fsync on a directory; the renames have happened either way
+  ::close(fd);
+}
+
+void write_file_atomic(const std::string& path, std::string_view bytes) {
+  commit_temp(write_temp_beside(path, bytes), path);
+  sync_dir(std::filesystem::path(path).parent_path().string());
+}
 
 bool is_temp_name(std::string_view name) {
   size_t at = name.rfind(kTempMark);

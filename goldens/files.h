@@ -12,10 +12,12 @@ std::string read_file(const std::string& path);
 // one file system) and fsyncs it; returns the temporary file's path.
 std::string write_temp_beside(const std::string& path, std::string_view bytes);
 
-// Renames a temporary file from write_temp_beside over `path` and fsyncs the directory.
+// Renames a temporary file from write_temp_beside over `path`; the rename is durable once the
+// directory is synced (one sync_dir serves many renames into one directory).
 void commit_temp(const std::string& temp, const std::string& path);
+void sync_dir(const std::string& dir);
 
-// write_temp_beside + commit_temp.
+// write_temp_beside + commit_temp + sync_dir.
 void write_file_atomic(const std::string& path, std::string_view bytes);
 
 // Whether a file name is one of write_temp_beside's temporaries (left behind by a killed writer).

@@ -56,7 +56,8 @@ std::string combined_hash(const std::map<std::string, std::string>& hashes) {
 std::string serialize_manifest(const Manifest& m) {
   json j = {{"format", kManifestFormat},
             {"reference_sources", {{"sha256", combined_hash(m.sources)}, {"files", m.sources}}},
-            {"files", m.files}};
+            {"files", m.files},
+            {"rules_without_golden", m.uncovered}};
   return j.dump(2) + "\n";
 }
 
@@ -67,6 +68,7 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
     if (j.at("format") != kManifestFormat) throw FormatError(cat(file, ": format is not ", kManifestFormat));
     m.sources = j.at("reference_sources").at("files").get<std::map<std::string, std::string>>();
     m.files = j.at("files").get<std::map<std::string, std::string>>();
+    m.uncovered = j.at("rules_without_golden").get<std::map<std::string, std::string>>();
     if (j["reference_sources"].at("sha256") != combined_hash(m.sources))
       throw FormatError(cat(file, ": reference_sources.sha256 does not match its file list (edited by hand)"));
   } catch (const json::exception& e) {

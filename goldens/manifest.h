@@ -14,6 +14,7 @@ inline constexpr std::string_view kManifestName = "MANIFEST.json";
 struct Manifest {
   std::map<std::string, std::string> sources;  // source path -> sha256 of its text
   std::map<std::string, std::string> files;    // golden file name -> sha256 of its bytes
+  std::map<std::string, std::string> uncovered;  // "op/dtype/rule" -> why no golden breaks it
 };
 
 // The sources that determine reference values, as embedded in this binary: reference/*.cpp,

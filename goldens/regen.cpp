@@ -15,8 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The float dtypes every operator of the first set defines; valid goldens per operator and dtype.
-constexpr DType kDtypes[] = {DType::f32, DType::f16, DType::bf16};
 constexpr size_t kValidPerDtype = 3;
 
 // Listed before any is removed: removing entries while iterating a directory is unspecified.
@@ -26,11 +24,24 @@ std::vector<fs::path> files_of(const std::string& dir) {
   return v;
 }
 
-size_t case_bytes(const Expected& e) {
-  size_t n = 0;
-  for (auto& [_, t] : e.problem.inputs) n += t.nbytes();
-  for (auto& [_, t] : e.outputs) n += t.nbytes();
-  return n;
+// An edge case with its inputs and verdict; the reference runs only for the cases picked.
+struct Candidate {
+  Case c;
+  Problem problem;
+  std::optional<Violation> violation;
+  size_t bytes = 0;  // of the inputs
+};
+
+Candidate candidate(const Case& c, const OpDef& op) {
+  Candidate k{c, {}, {}, 0};
+  try {
+    k.problem = op.make(c);
+    k.violation = op.validate(k.problem);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(cat("edge case ", c.id(), " cannot be built: ", e.what()));
+  }
+  for (auto& [_, t] : k.problem.inputs) k.bytes += t.nbytes();
+  return k;
 }
 
 Golden golden_from_expected(const Expected& e) {
@@ -53,7 +64,7 @@ Golden golden_from_expected(const Expected& e) {
 // Case variables describe well-formed ranks only, so a rule such as input_rank is broken by no
 // case id. Such a golden is derived from a valid case by reshaping one input (same bytes, another
 // rank) until validate names the rule; it has no `case`, and `derived_from` says how it was made.
-std::optional<Golden> derived_reject(const OpDef& op, const Expected& base, const std::string& rule) {
+std::optional<Golden> derived_reject(const OpDef& op, const Candidate& base, const std::string& rule) {
   for (auto& [name, t] : base.problem.inputs) {
     std::vector<Shape> shapes;
     if (t.shape.size() >= 2) {
@@ -69,11 +80,13 @@ std::optional<Golden> derived_reject(const OpDef& op, const Expected& base, cons
       p.inputs[name].shape = s;
       auto v = op.validate(p);
       if (!v || v->rule != rule) continue;
-      Golden g = golden_from_expected(base);
+      Golden g;
+      g.op = op.name;
+      g.dtype = base.c.dtype;
+      g.params = p.params;
       g.reject = true;
-      g.case_id.reset();
-      g.expected.clear();
-      g.tolerance.reset();
+      g.source = kReferenceSource;
+      g.seed = base.c.seed;
       g.inputs = std::move(p.inputs);
       g.extra["derived_from"] = cat(base.c.id(), " with ", name, " reshaped from ", shape_str(t.shape), " to ", shape_str(s));
       return g;
@@ -90,41 +103,46 @@ Golden golden_from_case(const Case& c) {
   return golden_from_expected(e);
 }
 
-std::vector<std::pair<std::string, Golden>> golden_set() {
-  std::vector<std::pair<std::string, Golden>> set;
+GoldenSet golden_set() {
+  GoldenSet set;
   for (const OpDef* op : all_ops())
-    for (DType t : kDtypes) {
-      if (std::find(op->dtypes.begin(), op->dtypes.end(), t) == op->dtypes.end()) continue;
-      std::vector<Expected> valid, invalid;
+    for (DType t : op->dtypes) {
+      std::vector<Candidate> valid, invalid;
       for (const Case& c : op->edge_cases(t)) {
-        Expected e = prepare(c);
-        if (!e.error.empty()) throw std::runtime_error(cat("edge case ", c.id(), ": ", e.error));
-        (e.violation ? invalid : valid).push_back(std::move(e));
+        Candidate k = candidate(c, *op);
+        (k.violation ? invalid : valid).push_back(std::move(k));
       }
       if (valid.empty()) throw std::runtime_error(cat(op->name, " has no valid edge case for ", dtype_name(t)));
       // The smallest cases keep the committed set small; edge cases are ordered by intent, so ties keep it.
-      auto smaller = [](const Expected& a, const Expected& b) { return case_bytes(a) < case_bytes(b); };
+      auto smaller = [](const Candidate& a, const Candidate& b) { return a.bytes < b.bytes; };
       std::stable_sort(valid.begin(), valid.end(), smaller);
       std::stable_sort(invalid.begin(), invalid.end(), smaller);
       const std::string prefix = cat(op->name, "-", dtype_name(t));
-      for (size_t i = 0; i < valid.size() && i < kValidPerDtype; ++i)
-        set.emplace_back(cat(prefix, "-pass-", i + 1, ".safetensors"), golden_from_expected(valid[i]));
+      for (size_t i = 0; i < valid.size() && i < kValidPerDtype && valid[i].bytes <= kMaxInputBytes; ++i)
+        set.files.emplace_back(cat(prefix, "-pass-", i + 1, ".safetensors"), golden_from_case(valid[i].c));
       for (const Rule& rule : op->rules) {
-        auto it = std::find_if(invalid.begin(), invalid.end(), [&](auto& e) { return e.violation->rule == rule.id; });
-        std::optional<Golden> g = it != invalid.end() ? golden_from_expected(*it) : derived_reject(*op, valid[0], rule.id);
+        auto it = std::find_if(invalid.begin(), invalid.end(), [&](auto& k) { return k.violation->rule == rule.id; });
+        if (it != invalid.end() && it->bytes > kMaxInputBytes) {
+          set.uncovered[cat(op->name, "/", dtype_name(t), "/", rule.id)] =
+              cat("the smallest case breaking it, ", it->c.id(), ", has ", it->bytes, " bytes of inputs (cap ",
+                  kMaxInputBytes, ")");
+          continue;
+        }
+        std::optional<Golden> g = it != invalid.end() ? golden_from_case(it->c) : derived_reject(*op, valid[0], rule.id);
         if (!g)
           throw std::runtime_error(cat("no edge case of ", op->name, " (", dtype_name(t), ") breaks rule ", rule.id,
                                        "; add an invalid edge case for it"));
-        set.emplace_back(cat(prefix, "-reject-", rule.id, ".safetensors"), std::move(*g));
+        set.files.emplace_back(cat(prefix, "-reject-", rule.id, ".safetensors"), std::move(*g));
       }
     }
-  std::sort(set.begin(), set.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  std::sort(set.files.begin(), set.files.end(), [](auto& a, auto& b) { return a.first < b.first; });
   return set;
 }
 
 RegenSummary regenerate(const std::string& dir) {
-  std::vector<std::pair<std::string, Golden>> set = golden_set();
+  GoldenSet set = golden_set();
   Manifest m;
+  m.uncovered = set.uncovered;
   m.sources = reference_sources();
   if (m.sources.empty()) throw std::runtime_error("this binary embeds no reference sources to hash (see CMakeLists.txt)");
   fs::create_directories(dir);
@@ -142,7 +160,7 @@ RegenSummary regenerate(const std::string& dir) {
     if (old != bytes) staged.emplace_back(write_temp_beside(path, bytes), path);
   };
   try {
-    for (auto& [name, g] : set) {
+    for (auto& [name, g] : set.files) {
       std::string bytes = serialize_golden(g);
       m.files[name] = sha256_hex(bytes);
       sum.bytes += bytes.size();
@@ -155,12 +173,14 @@ RegenSummary regenerate(const std::string& dir) {
     throw;
   }
   for (auto& [temp, path] : staged) commit_temp(temp, path);
+  sync_dir(dir);
   for (const fs::path& p : files_of(dir))
     if (p.extension() == ".safetensors" && !m.files.count(p.filename().string())) {
       fs::remove(p);
       ++sum.removed;
     }
-  sum.files = set.size();
+  sum.files = set.files.size();
+  sum.uncovered = set.uncovered;
   return sum;
 }
 

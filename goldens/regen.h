@@ -1,6 +1,7 @@
 #pragma once
 // The committed golden set, computed from the references: a few small valid cases per operator and
 // dtype, and one rejected case per contract rule, operator and dtype.
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,12 +16,22 @@ inline constexpr std::string_view kReferenceSource = "touchstone reference (floa
 // or expect = reject when the contract rejects it. Throws UsageError if the case cannot be built.
 Golden golden_from_case(const Case& c);
 
-// The committed set as (file name, golden), in file name order. Throws std::runtime_error naming
-// any contract rule that no edge case (and no derived input) breaks.
-std::vector<std::pair<std::string, Golden>> golden_set();
+// Largest inputs of a case in the committed set, which stays small enough to review and keep in
+// git. A rule that only larger inputs break (a 32-bit index limit) is listed as uncovered instead.
+inline constexpr size_t kMaxInputBytes = 32 * 1024;
+
+struct GoldenSet {
+  std::vector<std::pair<std::string, Golden>> files;  // (file name, golden), in file name order
+  std::map<std::string, std::string> uncovered;       // "op/dtype/rule" -> why it has no golden
+};
+
+// The committed set. Throws std::runtime_error naming any contract rule that no edge case (and no
+// derived input) breaks at all.
+GoldenSet golden_set();
 
 struct RegenSummary {
   size_t files = 0, changed = 0, removed = 0, bytes = 0;
+  std::map<std::string, std::string> uncovered;
 };
 
 // Rewrites `dir` with golden_set() and its MANIFEST.json. All files are computed and written to

@@ -146,7 +146,7 @@ GoldenCheck check_golden(const std::string& path) {
   }
   if (!g.error.empty()) {
     g.reference.outcome = Outcome::error;
-    g.reference.detail = g.error;
+    g.reference.detail = "malformed golden file: " + g.error;
   } else {
     check_with_reference(g);
   }

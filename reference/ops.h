@@ -8,10 +8,12 @@ const OpDef& rope_llama_op();
 const OpDef& rope_cis_op();
 const OpDef& rope_half_op();
 const OpDef& rope_matrix_op();
+const OpDef& sdpa_op();
 
 rc::Gen<Case> gen_rope_llama(DType, bool valid);
 rc::Gen<Case> gen_rope_cis(DType, bool valid);
 rc::Gen<Case> gen_rope_half(DType, bool valid);
 rc::Gen<Case> gen_rope_matrix(DType, bool valid);
+rc::Gen<Case> gen_sdpa(DType, bool valid);
 
 }  // namespace ts

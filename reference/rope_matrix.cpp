@@ -1,9 +1,8 @@
 // rope_matrix: RoPE as a matrix product (ROME), including 3-D RoPE, SPEC "rope_matrix":
 // out = x*cos + (x @ m)*sin.
-#include <Eigen/Core>
-#include <thread>
 
 #include "reference/common.h"
+#include "reference/gemm.h"
 #include "reference/ops.h"
 
 namespace ts {
@@ -89,39 +88,19 @@ std::optional<Violation> validate(const Problem& p) {
   return c.result();
 }
 
-using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-Mat to_mat(const Tensor& t, int64_t rows, int64_t cols) {
-  Mat m(rows, cols);
-  double* d = m.data();
-  for (int64_t i = 0; i < t.numel(); ++i) d[i] = t.get(i);
-  return m;
-}
-
 Tensors reference(const Problem& p) {
   const Tensor& xt = p.inputs.at("x");
   const int64_t S = xt.shape[2], D = xt.shape[3], rows = D ? xt.numel() / D : 0;
-  Mat x = to_mat(xt, rows, D), m = to_mat(p.inputs.at("m"), D, D);
-  Mat cs = to_mat(p.inputs.at("cos"), S, D), sn = to_mat(p.inputs.at("sin"), S, D);
+  std::vector<double> x = xt.values(), m = p.inputs.at("m").values();
+  std::vector<double> cs = p.inputs.at("cos").values(), sn = p.inputs.at("sin").values();
+  std::vector<double> y(x.size());
+  gemm(x.data(), rows, D, m.data(), D, y.data());  // a real matrix product, x @ m
   Tensor out(DType::f64, xt.shape);
   double* o = reinterpret_cast<double*>(out.bytes.data());
-  // A real GEMM, in row blocks over the machine's cores (Eigen alone would use one without OpenMP).
-  auto work = [&](int64_t r0, int64_t r1) {
-    const int64_t block = 4096;
-    for (int64_t b = r0; b < r1; b += block) {
-      int64_t n = std::min(block, r1 - b);
-      Mat y = x.middleRows(b, n) * m;
-      for (int64_t r = 0; r < n; ++r) {
-        int64_t s = (b + r) % S;
-        for (int64_t d = 0; d < D; ++d) o[(b + r) * D + d] = x(b + r, d) * cs(s, d) + y(r, d) * sn(s, d);
-      }
-    }
-  };
-  int64_t threads = rows > 8192 ? std::max(1u, std::thread::hardware_concurrency()) : 1;
-  std::vector<std::thread> pool;
-  for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work, rows * t / threads, rows * (t + 1) / threads);
-  work(0, rows / threads);
-  for (auto& th : pool) th.join();
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t s = r % S;
+    for (int64_t d = 0; d < D; ++d) o[r * D + d] = x[r * D + d] * cs[s * D + d] + y[r * D + d] * sn[s * D + d];
+  }
   return {{"out", std::move(out)}};
 }
 

@@ -2,7 +2,9 @@
 // and norm preservation of every rotation.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <iostream>
 
 #include "core/registry.h"
 #include "core/runner.h"
@@ -150,5 +152,20 @@ TEST(Reference, EdgeCasesNameListedRules) {
     }
 }
 
+}  // namespace
+}  // namespace ts
+
+namespace ts {
+namespace {
+// The rope-matrix seed's shape x [1,24,28800,128] (issue 2: about a second on 2 cores). Disabled: a
+// measurement, not an assertion; run with --gtest_also_run_disabled_tests.
+TEST(ReferenceTiming, DISABLED_RopeMatrixSeedShape) {
+  Problem p = rope_matrix_op().make(Case::parse("rope_matrix/B=1,H=24,S=28800,D=128,mode=dense/float32/buffer/seed=1"));
+  auto t0 = std::chrono::steady_clock::now();
+  Tensors out = rope_matrix_op().reference(p);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "[ timing ] rope_matrix reference on x [1,24,28800,128]: " << s << " s\n";
+  EXPECT_EQ(out.at("out").numel(), 24 * 28800 * 128);
+}
 }  // namespace
 }  // namespace ts

@@ -29,6 +29,13 @@ std::vector<std::string> case_classes(const Expected& e) {
   if (has("mode")) out.push_back("mode=" + c.word("mode", ""));
   if (has("sections")) out.push_back("sections (3-D RoPE)");
   if (has("fshape")) out.push_back("freqs_cis " + c.word("fshape", ""));
+  if (c.op == "sdpa") {
+    const int64_t S = c.get("S"), pos = c.get("pos", 0);
+    out.push_back("impl=" + c.word("impl", "tiled"));
+    if ((pos + S) % 4 != 0) out.push_back("ctx%4!=0");  // a ragged context tile
+    if (S > 1 && pos > 0) out.push_back("chunked prefill (S>1, pos>0)");
+    if (has("logit_scale")) out.push_back("large logits");
+  }
   return out;
 }
 
@@ -36,6 +43,9 @@ std::vector<std::string> expected_classes(const OpDef& op) {
   std::vector<std::string> out;
   for (auto& r : op.rules)
     if (r.id != "input_rank") out.push_back("reject:" + r.id);  // case vars cannot change a rank
+  if (op.name == "sdpa")
+    for (const char* cls : {"impl=naive", "impl=tiled", "ctx%4!=0", "chunked prefill (S>1, pos>0)", "large logits"})
+      out.push_back(cls);
   return out;
 }
 

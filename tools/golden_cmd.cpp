@@ -46,6 +46,7 @@ int regen(const Options& o, const std::vector<std::string>& rest) {
   }
   std::printf("%zu goldens (%zu bytes) in %s: %zu rewritten, %zu unchanged, %zu stale removed; %.2f s\n", s.files,
               s.bytes, dir.c_str(), s.changed, s.files - s.changed, s.removed, since(t0));
+  for (auto& [rule, why] : s.uncovered) std::printf("  no golden for rule %s: %s\n", rule.c_str(), why.c_str());
   return 0;
 }
 
@@ -105,7 +106,6 @@ int verify(const Options& o, std::vector<std::string> files) {
   // JUnit groups: the reference, then one per backend slot, then the manifest.
   std::vector<std::pair<std::string, std::vector<CaseResult>>> groups = {{"golden/reference", {}}};
   for (auto& s : slots) groups.push_back({"golden/" + s.name, {}});
-  std::vector<std::string> rows;
   size_t width = 4;
   for (auto& f : files) width = std::max(width, (dir.empty() ? f : fs::path(f).filename().string()).size());
   std::string head = cat("%-", width, "s");
@@ -117,34 +117,33 @@ int verify(const Options& o, std::vector<std::string> files) {
 
   bool failed = !findings.empty();
   std::vector<std::string> details;
+  auto record = [&](size_t group, CaseResult r) {
+    if (bad(r.outcome)) {
+      failed = true;
+      details.push_back(cat(r.id, " [", r.backend, "] ", outcome_name(r.outcome), ": ", r.detail));
+    }
+    groups[group].second.push_back(std::move(r));
+  };
   for (auto& f : files) {
     GoldenCheck g = check_golden(f);
-    std::string shown = dir.empty() ? f : fs::path(f).filename().string();
-    std::printf(head.c_str(), shown.c_str());
+    std::printf(head.c_str(), (dir.empty() ? f : fs::path(f).filename().string()).c_str());
     if (!g.error.empty()) {
       std::printf("  MALFORMED\n");
-      details.push_back(cat("MALFORMED: ", g.error));
-      groups[0].second.push_back(g.reference);
-      failed = true;
+      record(0, g.reference);
       continue;
     }
     std::printf("  %-7s %-17s", g.golden.reject ? "reject" : "pass", std::string(outcome_name(g.reference.outcome)).c_str());
-    std::vector<const CaseResult*> results = {&groups[0].second.emplace_back(g.reference)};
+    record(0, g.reference);
     for (size_t k = 0; k < slots.size(); ++k) {
       if (!slots[k].backend) {
         std::printf(" %-17s", "UNAVAILABLE");
         continue;
       }
-      CaseResult& r = groups[k + 1].second.emplace_back(judge_golden(g, *slots[k].backend));
+      CaseResult r = judge_golden(g, *slots[k].backend);
       std::printf(" %-17s", std::string(outcome_name(r.outcome)).c_str());
-      results.push_back(&r);
+      record(k + 1, std::move(r));
     }
     std::printf("\n");
-    for (const CaseResult* r : results)
-      if (bad(r->outcome)) {
-        failed = true;
-        details.push_back(cat(f, " [", r->backend, "] ", outcome_name(r->outcome), ": ", r->detail));
-      }
   }
   if (!findings.empty()) {
     std::printf("\nManifest:\n");

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "tools/commands.h"
+#include "tools/golden_cmd.h"
 
 namespace ts {
 const char* const kHelp = R"(touchstone — differential testing of GPU kernels of LLM operators against float64 references
@@ -16,6 +17,7 @@ commands
                             reference; prints a table and every failing case id as a repro line
   repro CASE_ID             rerun one case: outcome, input/output digests, first mismatches, error
                             statistics and where the errors concentrate
+  golden SUBCOMMAND         golden tensor files (touchstone-golden/1 safetensors; goldens/README.md)
 
 check options
   --op NAME[,NAME...]       operators (default: all; see `touchstone list`)
@@ -29,7 +31,24 @@ check options
   --junit FILE              write JUnit XML (one testsuite per op/backend/dtype)
   --quiet                   no progress lines on stderr
 
-backend options (check, repro, list)
+golden subcommands
+  golden regen [--dir DIR]  rewrite the golden set (default goldens/) from the references: the
+                            smallest valid edge cases and one rejected case per contract rule, per
+                            operator and dtype. Deterministic and atomic; MANIFEST.json records each
+                            file's sha256 and the hash of the reference sources
+  golden verify [FILES... | --dir DIR] [--reference-only] [--junit FILE] [backend options]
+                            per file: the reference still reproduces the expected outputs within the
+                            file's tolerance, every backend matches them, and reject files are
+                            rejected by all with the same rule id; prints a file x backend table.
+                            A malformed file is reported and the run goes on. With a MANIFEST.json,
+                            stale goldens (reference sources changed since regen) and hand-edited
+                            files fail. Default --dir goldens; files made by other tools verify the
+                            same way. Exit 0 all good, 1 any failure, 2 usage or set-up error
+  golden export CASE_ID [-o FILE]
+                            one case as a golden file (valid: expected outputs; invalid: expect=reject)
+  golden show FILE...       metadata, and each tensor's dtype, shape, min, max, mean, NaN/Inf counts
+
+backend options (check, repro, list, golden verify)
   --backend B[,B...]        vulkan, webgpu or all (default: all found; one that cannot run here is
                             shown as UNAVAILABLE; naming it explicitly makes that an error, exit 2)
   --device SEL              Vulkan device: index or name substring (default: a real GPU if present,
@@ -67,6 +86,7 @@ int main(int argc, char** argv) {
     if (cmd == "list") return ts::cmd_list(args);
     if (cmd == "check") return ts::cmd_check(args);
     if (cmd == "repro") return ts::cmd_repro(args);
+    if (cmd == "golden") return ts::cmd_golden(args);
     std::fprintf(stderr, "error: unknown command '%s' (see touchstone --help)\n", cmd.c_str());
     return 2;
   } catch (const ts::UsageError& e) {

@@ -24,8 +24,6 @@ struct GlslangProcess {
 
 }  // namespace
 
-// glslang is built without RTTI, so UBSan's vptr checks on its classes would not link (TS_SANITIZE).
-__attribute__((no_sanitize("vptr")))
 std::vector<uint32_t> compile_compute(const std::vector<SourcePart>& parts, const std::string& kernel) {
   static GlslangProcess process;
   std::vector<const char*> texts, names;

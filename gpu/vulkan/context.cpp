@@ -142,6 +142,7 @@ Instance::Instance(bool validation) {
   check(r, "vkCreateInstance");
   volkLoadInstanceOnly(instance_);
   if (validation) {
+    destroy_messenger_ = vkDestroyDebugUtilsMessengerEXT;
     r = vkCreateDebugUtilsMessengerEXT(instance_, &messenger, nullptr, &messenger_);
     if (r != VK_SUCCESS) {
       vkDestroyInstance(instance_, nullptr);
@@ -151,7 +152,7 @@ Instance::Instance(bool validation) {
 }
 
 Instance::~Instance() {
-  if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+  if (messenger_) destroy_messenger_(instance_, messenger_, nullptr);
   vkDestroyInstance(instance_, nullptr);
 }
 
@@ -275,20 +276,48 @@ Device::Device(Adapter a) : adapter(std::move(a)) {
   check(vkCreateDevice(adapter.handle, &ci, nullptr, &handle), "vkCreateDevice");
   volkLoadDeviceTable(&fn, handle);
   fn.vkGetDeviceQueue(handle, adapter.queue_family, 0, &queue);
-  VkCommandPoolCreateInfo pool_ci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pool_ci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
-  pool_ci.queueFamilyIndex = adapter.queue_family;
-  VkResult r = fn.vkCreateCommandPool(handle, &pool_ci, nullptr, &pool);
-  if (r != VK_SUCCESS) {
-    fn.vkDestroyDevice(handle, nullptr);
-    check(r, "vkCreateCommandPool");
+  try {
+    VkCommandPoolCreateInfo pool_ci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_ci.queueFamilyIndex = adapter.queue_family;
+    check(fn.vkCreateCommandPool(handle, &pool_ci, nullptr, &pool), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo cmd_ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr, pool,
+                                       VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+    check(fn.vkAllocateCommandBuffers(handle, &cmd_ai, &cmd), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fence_ci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(fn.vkCreateFence(handle, &fence_ci, nullptr, &fence), "vkCreateFence");
+  } catch (...) {
+    destroy();
+    throw;
   }
 }
 
-Device::~Device() {
-  // Owners never destroy a device with work in flight (a hung kernel's device is leaked instead).
-  fn.vkDestroyCommandPool(handle, pool, nullptr);
+// Owners never destroy a device with work in flight (a hung kernel's device is leaked instead).
+Device::~Device() { destroy(); }
+
+void Device::destroy() {
+  fn.vkDestroyDescriptorPool(handle, descriptors_, nullptr);
+  fn.vkDestroyFence(handle, fence, nullptr);
+  fn.vkDestroyCommandPool(handle, pool, nullptr);  // frees cmd
   fn.vkDestroyDevice(handle, nullptr);
+}
+
+VkDescriptorPool Device::descriptor_pool(uint32_t sets, uint32_t buffers) {
+  if (descriptors_ && sets <= descriptor_sets_ && buffers <= descriptor_buffers_) {
+    check(fn.vkResetDescriptorPool(handle, descriptors_, 0), "vkResetDescriptorPool");
+    return descriptors_;
+  }
+  fn.vkDestroyDescriptorPool(handle, descriptors_, nullptr);
+  descriptors_ = VK_NULL_HANDLE;
+  // Grown geometrically, so that a sweep's growing plans recreate it only a few times.
+  descriptor_sets_ = std::max({sets, 2 * descriptor_sets_, 16u});
+  descriptor_buffers_ = std::max({buffers, 2 * descriptor_buffers_, 64u});
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptor_buffers_};
+  VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  ci.maxSets = descriptor_sets_;
+  ci.poolSizeCount = 1;
+  ci.pPoolSizes = &size;
+  check(fn.vkCreateDescriptorPool(handle, &ci, nullptr, &descriptors_), "vkCreateDescriptorPool");
+  return descriptors_;
 }
 
 }  // namespace ts::vk

@@ -8,16 +8,6 @@ namespace ts::vk {
 
 namespace {
 
-constexpr VkMemoryPropertyFlags kDeviceLocal = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-constexpr VkMemoryPropertyFlags kHost = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-constexpr VkMemoryPropertyFlags kCached = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
-
-uint32_t find_type(const VkPhysicalDeviceMemoryProperties& m, uint32_t allowed, VkMemoryPropertyFlags need) {
-  for (uint32_t i = 0; i < m.memoryTypeCount; ++i)
-    if ((allowed & (1u << i)) && (m.memoryTypes[i].propertyFlags & need) == need) return i;
-  return UINT32_MAX;
-}
-
 // Whole words: kernels may reach 8/16-bit data through 32-bit accesses, and an empty tensor still
 // needs a buffer to bind.
 VkDeviceSize device_size(const HostBuffer& h) {
@@ -33,65 +23,19 @@ void barrier(const Device& dev, VkCommandBuffer cmd, VkPipelineStageFlags src_st
 }  // namespace
 
 Submission::~Submission() {
-  if (cmd_) dev_.fn.vkFreeCommandBuffers(dev_.handle, dev_.pool, 1, &cmd_);
-  dev_.fn.vkDestroyFence(dev_.handle, fence_, nullptr);
-  dev_.fn.vkDestroyDescriptorPool(dev_.handle, descriptors_, nullptr);
   for (const Slot& s : slots_) {
-    destroy(s.device);
-    destroy(s.staging);
+    pool_.release(s.device, BufferPool::Role::device);
+    pool_.release(s.staging, BufferPool::Role::staging);
   }
-}
-
-void Submission::destroy(const Buffer& b) const {
-  dev_.fn.vkDestroyBuffer(dev_.handle, b.buffer, nullptr);
-  dev_.fn.vkFreeMemory(dev_.handle, b.memory, nullptr);  // unmaps too
-}
-
-Submission::Buffer Submission::create(VkDeviceSize size, Role role, uint64_t& allocations) const {
-  Buffer b;
-  VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  ci.size = size;
-  ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  ci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  check(dev_.fn.vkCreateBuffer(dev_.handle, &ci, nullptr, &b.buffer), "vkCreateBuffer");
-  try {
-    VkMemoryRequirements req;
-    dev_.fn.vkGetBufferMemoryRequirements(dev_.handle, b.buffer, &req);
-    const VkPhysicalDeviceMemoryProperties& m = dev_.adapter.memory;
-    uint32_t type;
-    bool map = true;
-    if (role == Role::device) {
-      // Device-local memory that is also host-cached is the host's own memory (CPU and unified-memory
-      // devices): map it and skip staging. Device-local + host-visible without HOST_CACHED is a PCIe
-      // BAR window (small, uncached reads): stage instead.
-      type = find_type(m, req.memoryTypeBits, kDeviceLocal | kHost | kCached);
-      if (type == UINT32_MAX) {
-        map = false;
-        type = find_type(m, req.memoryTypeBits, kDeviceLocal);
-      }
-    } else {
-      type = find_type(m, req.memoryTypeBits, kHost | kCached);
-      if (type == UINT32_MAX) type = find_type(m, req.memoryTypeBits, kHost);
-    }
-    if (type == UINT32_MAX) throw std::runtime_error("vulkan: no suitable memory type for a storage buffer");
-    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, nullptr, req.size, type};
-    check(dev_.fn.vkAllocateMemory(dev_.handle, &ai, nullptr, &b.memory), "vkAllocateMemory");
-    ++allocations;
-    check(dev_.fn.vkBindBufferMemory(dev_.handle, b.buffer, b.memory, 0), "vkBindBufferMemory");
-    if (map) check(dev_.fn.vkMapMemory(dev_.handle, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped), "vkMapMemory");
-  } catch (...) {
-    destroy(b);
-    throw;
-  }
-  return b;
 }
 
 void Submission::upload(const std::vector<HostBuffer>& host, uint64_t& allocations) {
   for (const HostBuffer& h : host) {
     VkDeviceSize size = device_size(h);
-    slots_.push_back({create(size, Role::device, allocations), {}});
+    slots_.push_back({pool_.acquire(size, BufferPool::Role::device), {}});
+    ++allocations;
     Slot& s = slots_.back();
-    if (!s.device.mapped) s.staging = create(size, Role::staging, allocations);
+    if (!s.device.mapped) s.staging = pool_.acquire(size, BufferPool::Role::staging);
     void* dst = s.device.mapped ? s.device.mapped : s.staging.mapped;
     std::memcpy(dst, h.bytes.data(), h.bytes.size());
   }
@@ -101,18 +45,14 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
   const VkDeviceSize align = dev_.adapter.props.limits.minStorageBufferOffsetAlignment;
   size_t nbindings = 0;
   for (const Step& st : steps) nbindings += st.bindings.size();
-  VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, uint32_t(std::max<size_t>(1, nbindings))};
-  VkDescriptorPoolCreateInfo pool_ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  pool_ci.maxSets = uint32_t(steps.size());
-  pool_ci.poolSizeCount = 1;
-  pool_ci.pPoolSizes = &pool_size;
-  check(dev_.fn.vkCreateDescriptorPool(dev_.handle, &pool_ci, nullptr, &descriptors_), "vkCreateDescriptorPool");
+  VkDescriptorPool descriptors = dev_.descriptor_pool(uint32_t(steps.size()), uint32_t(nbindings));
   std::vector<VkDescriptorSetLayout> layouts;
   for (const Step& st : steps) layouts.push_back(st.pipeline->set_layout);
   std::vector<VkDescriptorSet> sets(steps.size());
-  VkDescriptorSetAllocateInfo set_ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, nullptr, descriptors_,
+  VkDescriptorSetAllocateInfo set_ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, nullptr, descriptors,
                                      uint32_t(layouts.size()), layouts.data()};
-  check(dev_.fn.vkAllocateDescriptorSets(dev_.handle, &set_ai, sets.data()), "vkAllocateDescriptorSets");
+  if (!sets.empty())
+    check(dev_.fn.vkAllocateDescriptorSets(dev_.handle, &set_ai, sets.data()), "vkAllocateDescriptorSets");
   std::vector<VkDescriptorBufferInfo> infos;
   infos.reserve(nbindings);  // the writes point into it
   std::vector<VkWriteDescriptorSet> writes;
@@ -134,12 +74,11 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
     }
   dev_.fn.vkUpdateDescriptorSets(dev_.handle, uint32_t(writes.size()), writes.data(), 0, nullptr);
 
-  VkCommandBufferAllocateInfo cmd_ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr, dev_.pool,
-                                     VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
-  check(dev_.fn.vkAllocateCommandBuffers(dev_.handle, &cmd_ai, &cmd_), "vkAllocateCommandBuffers");
+  const VkCommandBuffer cmd = dev_.cmd;
+  check(dev_.fn.vkResetCommandPool(dev_.handle, dev_.pool, 0), "vkResetCommandPool");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(dev_.fn.vkBeginCommandBuffer(cmd_, &begin), "vkBeginCommandBuffer");
+  check(dev_.fn.vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
 
   constexpr VkPipelineStageFlags kCompute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
   constexpr VkPipelineStageFlags kTransfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
@@ -147,46 +86,47 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
   bool staged = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.staging.buffer; });
   auto copy = [&](size_t i, VkBuffer from, VkBuffer to) {
     VkBufferCopy region{0, 0, device_size(host[i])};
-    dev_.fn.vkCmdCopyBuffer(cmd_, from, to, 1, &region);
+    dev_.fn.vkCmdCopyBuffer(cmd, from, to, 1, &region);
   };
   if (staged) {
     for (size_t i = 0; i < slots_.size(); ++i) copy(i, slots_[i].staging.buffer, slots_[i].device.buffer);
-    barrier(dev_, cmd_, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, kCompute, kShaderRW);
+    barrier(dev_, cmd, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, kCompute, kShaderRW);
   }
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& st = steps[i];
-    if (i) barrier(dev_, cmd_, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
-    dev_.fn.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, st.pipeline->pipeline);
-    dev_.fn.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, st.pipeline->layout, 0, 1, &sets[i], 0,
+    if (i) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
+    dev_.fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st.pipeline->pipeline);
+    dev_.fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st.pipeline->layout, 0, 1, &sets[i], 0,
                                     nullptr);
     if (!st.push.empty())
-      dev_.fn.vkCmdPushConstants(cmd_, st.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(st.push.size()),
+      dev_.fn.vkCmdPushConstants(cmd, st.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(st.push.size()),
                                  st.push.data());
-    dev_.fn.vkCmdDispatch(cmd_, st.grid.groups[0], st.grid.groups[1], st.grid.groups[2]);
+    dev_.fn.vkCmdDispatch(cmd, st.grid.groups[0], st.grid.groups[1], st.grid.groups[2]);
   }
-  barrier(dev_, cmd_, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kTransfer | VK_PIPELINE_STAGE_HOST_BIT,
+  barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kTransfer | VK_PIPELINE_STAGE_HOST_BIT,
           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT);
   if (staged) {
     for (size_t i = 0; i < slots_.size(); ++i)
       if (host[i].read_back) copy(i, slots_[i].device.buffer, slots_[i].staging.buffer);
-    barrier(dev_, cmd_, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    barrier(dev_, cmd, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   }
-  check(dev_.fn.vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  check(dev_.fn.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
 
-  VkFenceCreateInfo fence_ci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  check(dev_.fn.vkCreateFence(dev_.handle, &fence_ci, nullptr, &fence_), "vkCreateFence");
+  check(dev_.fn.vkResetFences(dev_.handle, 1, &dev_.fence), "vkResetFences");
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd_;
-  return dev_.fn.vkQueueSubmit(dev_.queue, 1, &si, fence_);
+  si.pCommandBuffers = &cmd;
+  VkResult r = dev_.fn.vkQueueSubmit(dev_.queue, 1, &si, dev_.fence);
+  submitted_ = r == VK_SUCCESS || r == VK_ERROR_DEVICE_LOST;
+  return r;
 }
 
 VkResult Submission::wait(uint64_t timeout_ns) const {
-  return dev_.fn.vkWaitForFences(dev_.handle, 1, &fence_, VK_TRUE, timeout_ns);
+  return dev_.fn.vkWaitForFences(dev_.handle, 1, &dev_.fence, VK_TRUE, timeout_ns);
 }
 
 bool Submission::finished() const {
-  return !fence_ || dev_.fn.vkGetFenceStatus(dev_.handle, fence_) != VK_NOT_READY;
+  return !submitted_ || dev_.fn.vkGetFenceStatus(dev_.handle, dev_.fence) != VK_NOT_READY;
 }
 
 void Submission::read_back(std::vector<HostBuffer>& host) const {

@@ -1,11 +1,12 @@
 #pragma once
-// One case on the device: a buffer per host buffer, the whole plan in one command buffer, a fence.
-// Kept alive, with its device, while a timed-out kernel may still be running.
+// One case on the device: a buffer per host buffer and the whole plan in the device's command
+// buffer. Kept alive, with its device, while a timed-out kernel may still be running.
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "gpu/gpu_backend.h"
+#include "gpu/vulkan/buffers.h"
 #include "gpu/vulkan/pipelines.h"
 
 namespace ts::vk {
@@ -20,12 +21,12 @@ struct Step {
 
 class Submission {
  public:
-  explicit Submission(const Device& device) : dev_(device) {}
+  Submission(Device& device, BufferPool& pool) : dev_(device), pool_(pool) {}
   ~Submission();
   Submission(const Submission&) = delete;
   Submission& operator=(const Submission&) = delete;
 
-  // A device buffer per host buffer, filled with its bytes; counts each memory allocation.
+  // A device buffer per host buffer, filled with its bytes; counts each buffer.
   void upload(const std::vector<HostBuffer>& host, uint64_t& allocations);
   // Records the steps with a barrier between consecutive dispatches (later ones read earlier
   // outputs) and the copies back of read_back buffers; submits.
@@ -35,24 +36,15 @@ class Submission {
   void read_back(std::vector<HostBuffer>& host) const;
 
  private:
-  struct Buffer {
-    VkBuffer buffer = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    void* mapped = nullptr;
-  };
   struct Slot {
     Buffer device;
     Buffer staging;  // empty when the device buffer itself is mapped
   };
-  enum class Role { device, staging };
-  Buffer create(VkDeviceSize size, Role role, uint64_t& allocations) const;
-  void destroy(const Buffer& b) const;
 
-  const Device& dev_;
+  Device& dev_;
+  BufferPool& pool_;
   std::vector<Slot> slots_;
-  VkDescriptorPool descriptors_ = VK_NULL_HANDLE;
-  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
-  VkFence fence_ = VK_NULL_HANDLE;
+  bool submitted_ = false;  // the device's fence is this case's
 };
 
 }  // namespace ts::vk

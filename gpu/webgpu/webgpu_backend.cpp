@@ -27,18 +27,17 @@ using json = nlohmann::json;
 
 namespace {
 
-// Enabled unless the caller's toggles say otherwise:
-// - vulkan_enable_f16_on_nvidia: NVIDIA's Vulkan driver offers shader-f16 only with it (ENVIRONMENT.md);
-//   other drivers ignore it.
-// - disable_robustness: robust buffer access would clamp or drop a kernel's out-of-bounds writes
-//   and hide them from the guard bands.
-const std::vector<std::string> kDefaultToggles = {"vulkan_enable_f16_on_nvidia", "disable_robustness"};
+// NVIDIA's Vulkan driver offers shader-f16 only with this toggle (ENVIRONMENT.md); others ignore it.
+// Not disable_robustness: lavapipe and NVIDIA's driver drop writes outside a binding's range with or
+// without it (measured), so past-the-end writes are seen only through GpuBackend binding outputs up
+// to the end of their trailing guard, which robust access leaves intact.
+const std::vector<std::string> kDefaultToggles = {"vulkan_enable_f16_on_nvidia"};
 
 size_t round4(size_t n) { return (n + 3) & ~size_t(3); }
 
-// WebGPU bindings are whole 4-byte words, never empty; the bytes past a tensor's end up to the
-// word boundary belong to its guard band (GpuBackend checks them).
-size_t binding_size(size_t tensor_bytes) { return std::max<size_t>(4, round4(tensor_bytes)); }
+// WebGPU buffer and binding sizes are whole 4-byte words, never 0; the bytes past a tensor's end
+// up to the word boundary belong to its guard band (GpuBackend checks them).
+size_t padded_size(size_t bytes) { return std::max<size_t>(4, round4(bytes)); }
 
 // What every kernel sees before its own text (WGSL has no preprocessor): the storage type, the
 // workgroup size as a pipeline-overridable constant, the plan's variant defines as constants, and
@@ -183,7 +182,9 @@ void WebGpuBackend::start() {
   limits_.max_workgroups[0] = limits_.max_workgroups[1] = limits_.max_workgroups[2] = per_dim;
   limits_.max_workgroup_size_x = lim.at("maxComputeWorkgroupSizeX");
   limits_.max_invocations = lim.at("maxComputeInvocationsPerWorkgroup");
-  limits_.max_buffer_bytes = lim.at("maxStorageBufferBindingSize");
+  // An output's binding runs on through its trailing guard, and its buffer holds a guard each side.
+  const uint64_t binding = lim.at("maxStorageBufferBindingSize"), buffer = lim.at("maxBufferSize");
+  limits_.max_buffer_bytes = std::min(binding, buffer - kGuardBytes) - kGuardBytes;
   limits_.f16 = has("shader-f16");
 
   const json& a = j.at("adapter");
@@ -199,7 +200,7 @@ void WebGpuBackend::start() {
   info_.capabilities.push_back(cat("max-workgroups-per-dimension=", per_dim));
   info_.capabilities.push_back(cat("max-workgroup-size-x=", limits_.max_workgroup_size_x));
   info_.capabilities.push_back(cat("max-invocations-per-workgroup=", limits_.max_invocations));
-  info_.capabilities.push_back(cat("max-storage-binding=", limits_.max_buffer_bytes));
+  info_.capabilities.push_back(cat("max-storage-binding=", binding));
   if (a.value("isFallbackAdapter", false)) info_.capabilities.push_back("fallback-adapter");
   std::string flags;
   for (const json& fl : j.at("flags")) flags += cat(flags.empty() ? "" : " ", fl.get<std::string>());
@@ -219,7 +220,7 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
   for (size_t i = 0; i < buffers.size(); ++i) {
     const HostBuffer& b = buffers[i];
     buffer_index[b.name] = i;
-    head["buffers"].push_back({{"size", binding_size(b.bytes.size())}, {"init", blob.add(b.bytes)}, {"read", b.read_back}});
+    head["buffers"].push_back({{"size", padded_size(b.bytes.size())}, {"init", blob.add(b.bytes)}, {"read", b.read_back}});
   }
 
   std::map<std::string, size_t> shader_index;  // by WGSL text and workgroup size
@@ -251,7 +252,7 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
         throw std::runtime_error(cat("webgpu: kernel ", d.kernel, " binds '", s.array, "' to tensor '", tensor,
                                      "', which the case does not have"));
       const HostBuffer& hb = buffers[bi->second];
-      binds.push_back({s.binding, bi->second, hb.offset, binding_size(hb.size)});
+      binds.push_back({s.binding, bi->second, hb.offset, padded_size(hb.size)});
     }
     json dispatch = {{"shader", it->second},
                      {"groups", {grid->groups[0], grid->groups[1], grid->groups[2]}},
@@ -285,14 +286,14 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
 
   size_t want = 0;
   for (const HostBuffer& b : buffers)
-    if (b.read_back) want += binding_size(b.bytes.size());
+    if (b.read_back) want += padded_size(b.bytes.size());
   if (reply.payload.size() != want)
     throw std::runtime_error(cat("webgpu: the worker returned ", reply.payload.size(), " bytes, expected ", want));
   size_t at = 0;
   for (HostBuffer& b : buffers) {
     if (!b.read_back) continue;
     std::memcpy(b.bytes.data(), reply.payload.data() + at, b.bytes.size());
-    at += binding_size(b.bytes.size());
+    at += padded_size(b.bytes.size());
   }
 }
 

@@ -1,8 +1,8 @@
 // Touchstone's WebGPU worker: Dawn (npm `webgpu`) behind length-prefixed binary frames on
-// stdin/stdout, one request at a time. The C++ side (gpu/webgpu/worker_process.cpp) embeds this file
-// and runs it as `node --input-type=module -e <this file> <modules dir> <flag>...`; the frame format
-// is gpu/webgpu/PROTOCOL.md. Dawn writes warnings to stderr, which the C++ side keeps as a tail for
-// error messages, so stdout carries nothing but frames.
+// stdin/stdout, one request at a time. WebGpuBackend (webgpu_backend.cpp) embeds this file and runs
+// it as `node --input-type=module -e <this file> -- <modules dir> <toggle or flag>...`; the frames
+// are described in gpu/webgpu/PROTOCOL.md. Dawn writes warnings to stderr, which the C++ side keeps
+// as a tail for error messages, so stdout carries nothing but frames.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';

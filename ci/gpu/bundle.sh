@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Packs what an NVIDIA machine (Ubuntu 24.04, no Vulkan SDK, no Node) needs to run Touchstone built
+# here: stripped binaries, SPIRV-Cross, the Vulkan loader + validation layer as Debian packages,
+# Node and Dawn (xz). Output: gpu-bundle/ (git-ignored), well under the 64 MiB a device run carries.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=gpu-bundle
+rm -rf "$out" && mkdir -p "$out/debs" "$out/lib" "$out/webgpu/node_modules"
+for b in touchstone touchstone_tests; do strip -o "$out/$b" "build/$b"; done
+cp -L /usr/lib/x86_64-linux-gnu/libspirv-cross-c-shared.so.0 "$out/lib/"
+(cd "$out/debs" && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 \
+   vulkan-validationlayers >/dev/null 2>&1)
+# xz of node takes minutes on 2 cores: reuse it while node is unchanged.
+cache=/tmp/ts-node-$(node --version).xz
+[ -f "$cache" ] || xz -T2 -6 -c "$(command -v node)" > "$cache"
+cp "$cache" "$out/node.xz"
+cp gpu/webgpu/package.json "$out/webgpu/"
+# Only the linux-x64 addon: the package ships every platform's (130 MiB).
+tar -C gpu/webgpu/node_modules -cf - --exclude='webgpu/dist/[dw]*' --exclude='webgpu/dist/linux-arm64' webgpu \
+  | xz -T2 -6 > "$out/webgpu/webgpu.tar.xz"
+cp ci/gpu/run.sh "$out/"
+du -sh "$out"

@@ -1,0 +1,16 @@
+// sdpa update_cache: k_cache[pos + s] = k[s] and v_cache[pos + s] = v[s] for s < S. A row is Hkv*D
+// values and the cache rows are contiguous, so row s of k lands pos*Hkv*D values into k_cache.
+// D % 4 == 0: one invocation per vec4 of k (and the same vec4 of v), an exact copy.
+layout(std430, binding = 0) readonly buffer K { DTYPE4 k[]; };
+layout(std430, binding = 1) readonly buffer V { DTYPE4 v[]; };
+layout(std430, binding = 2) writeonly buffer KC { DTYPE4 k_cache[]; };
+layout(std430, binding = 3) writeonly buffer VC { DTYPE4 v_cache[]; };
+layout(push_constant) uniform Params { uint n; uint pos; uint Hkv; uint D4; } pc;
+
+void main() {
+  uint i = ts_linear_id();
+  if (i >= pc.n) return;
+  uint at = pc.pos * pc.Hkv * pc.D4 + i;
+  k_cache[at] = k[i];
+  v_cache[at] = v[i];
+}

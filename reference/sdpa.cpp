@@ -1,0 +1,320 @@
+// sdpa: scaled dot-product attention with KV-cache update (LLM decode and prefill), SPEC "sdpa".
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "reference/common.h"
+#include "reference/ops.h"
+
+namespace ts {
+namespace {
+
+const char* const kInputs[] = {"q", "k", "v", "k_cache", "v_cache"};
+constexpr int64_t kTile = 4;  // the tiled kernels' register tile: 4x4 (QK) and 4 rows x one vec4 (AV)
+
+// Case vars: S, Hq, Hkv, D, pos (input_pos), Cmax (cache rows; default ctx + 4, so that stale rows
+// past ctx exist and would show if read), impl (naive | tiled, default tiled), scale_milli (scale =
+// scale_milli / 1000; default 1/sqrt(D)), logit_scale (q drawn from [-L, L] instead of [-1, 1]).
+// Invalid cases override one shape at a time: B (every batch), Sk, Sv, Hv, Hc (both caches),
+// Dk, Dv, Dc (both caches), Cv (v_cache rows), and <input>_dtype.
+Problem make(const Case& c) {
+  const int64_t B = c.get("B", 1), S = c.get("S"), Hq = c.get("Hq"), Hkv = c.get("Hkv"), D = c.get("D");
+  const int64_t pos = c.get("pos", 0), Cmax = c.get("Cmax", pos + S + 4), Hc = c.get("Hc", Hkv), Dc = c.get("Dc", D);
+  const double L = double(c.get("logit_scale", 1));
+  const std::string impl = c.word("impl", "tiled");
+  if (impl != "naive" && impl != "tiled") throw UsageError(cat("case ", c.id(), ": impl must be naive or tiled, got '", impl, "'"));
+  Problem p;
+  p.dtype = c.dtype;
+  p.storage = c.storage;
+  auto data = [&](const char* name, Shape s, double lo = -1, double hi = 1) {
+    p.inputs[name] = uniform_tensor(input_dtype(c, name), std::move(s), c.seed, name, lo, hi);
+  };
+  data("q", {B, S, Hq, D}, -L, L);
+  data("k", {B, c.get("Sk", S), Hkv, c.get("Dk", D)});
+  data("v", {B, c.get("Sv", S), c.get("Hv", Hkv), c.get("Dv", D)});
+  data("k_cache", {B, Cmax, Hc, Dc});
+  data("v_cache", {B, c.get("Cv", Cmax), Hc, Dc});
+  p.params["input_pos"] = pos;
+  if (c.has("scale_milli")) p.params["scale"] = double(c.get("scale_milli")) / 1000.0;
+  p.params["impl"] = impl;
+  return p;
+}
+
+int64_t input_pos(const Problem& p) { return p.params.at("input_pos").get<int64_t>(); }
+
+double scale_of(const Problem& p) {
+  const double D = double(p.inputs.at("q").shape[3]);
+  return p.params.contains("scale") ? p.params.at("scale").get<double>() : 1.0 / std::sqrt(D);
+}
+
+// The product of the factors, saturating at int64 max (every limit checked with it is far below).
+int64_t product(std::initializer_list<int64_t> f) {
+  int64_t r = 1;
+  for (int64_t x : f)
+    if (__builtin_mul_overflow(r, x, &r)) return std::numeric_limits<int64_t>::max();
+  return r;
+}
+
+std::optional<Violation> validate(const Problem& p) {
+  Contract c("sdpa");
+  if (!has_inputs(c, p, {"q", "k", "v", "k_cache", "v_cache"})) return c.result();
+  for (const char* name : kInputs) require_rank(c, p, name, 4);
+  if (c.failed()) return c.result();
+  auto shape = [&](const char* name) -> const Shape& { return p.inputs.at(name).shape; };
+  for (const char* name : kInputs)
+    c.require(shape(name)[0] == 1, "batch_is_1", name, " batch (", shape(name)[0], ") must be 1");
+  const Shape &q = shape("q"), &k = shape("k"), &kc = shape("k_cache");
+  const int64_t S = q[1], Hq = q[2], D = q[3], Hkv = k[2], Cmax = kc[1];
+  c.require(S >= 1, "dims_positive", "seq_len S (", S, ") must be at least 1");
+  c.require(Hq >= 1, "dims_positive", "q heads Hq (", Hq, ") must be at least 1");
+  c.require(Hkv >= 1, "dims_positive", "kv heads Hkv (", Hkv, ") must be at least 1");
+  c.require(D >= 1, "dims_positive", "head_dim (", D, ") must be at least 1");
+  c.require(D % 4 == 0, "head_dim_multiple_of_4", "head_dim (", D, ") must be a multiple of 4");
+  for (const char* name : {"k", "v", "k_cache", "v_cache"})
+    c.require(shape(name)[3] == D, "head_dim_match", name, " head_dim (", shape(name)[3], ") must equal q head_dim (", D, ")");
+  for (const char* name : {"k", "v"})
+    c.require(shape(name)[1] == S, "kv_seq_match", name, " seq_len (", shape(name)[1], ") must equal q seq_len (", S, ")");
+  for (const char* name : {"v", "k_cache", "v_cache"})
+    c.require(shape(name)[2] == Hkv, "kv_heads_match", name, " heads (", shape(name)[2], ") must equal k heads (", Hkv, ")");
+  c.require(shape("v_cache")[1] == Cmax, "cache_shapes_match", "v_cache capacity (", shape("v_cache")[1],
+            ") must equal k_cache capacity (", Cmax, ")");
+  if (c.failed()) return c.result();
+  c.require(Hq % Hkv == 0, "heads_divisible", "q heads (", Hq, ") must be a multiple of kv heads (", Hkv, ")");
+  const Params::const_iterator at = p.params.find("input_pos");
+  const bool pos_int = at != p.params.end() && at->is_number_integer();
+  const int64_t pos = pos_int ? at->get<int64_t>() : -1;
+  c.require(pos_int, "input_pos_nonnegative", "input_pos must be given as an integer");
+  c.require(pos >= 0 || !pos_int, "input_pos_nonnegative", "input_pos (", pos, ") must be >= 0");
+  c.require(pos < 0 || pos + S <= Cmax, "cache_capacity", "input_pos + S (", pos, " + ", S,
+            ") must not exceed the cache capacity (", Cmax, ")");
+  if (c.failed()) return c.result();
+  // Kernels index with 32-bit unsigned integers, and the naive QK grid has one invocation per score.
+  const int64_t ctx = pos + S, limit = int64_t(1) << 32;
+  const int64_t scores = product({Hq, S, ctx});
+  c.require(scores < limit, "scratch_fits_32bit", "scores scratch Hq*S*ctx (", Hq, "*", S, "*", ctx, " = ", scores,
+            ") must be below 2^32");
+  for (const char* name : {"q", "k_cache"})
+    c.require(product({shape(name)[1], shape(name)[2], D}) < limit, "scratch_fits_32bit", name, " ",
+              shape_str(shape(name)), " must have fewer than 2^32 elements");
+  require_same_dtype(c, p);
+  return c.result();
+}
+
+using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Rows [0, m.rows()) of t [1,R,H,D] at head h, as the rows of m.
+void copy_rows(const Tensor& t, int64_t h, Mat& m) {
+  const int64_t H = t.shape[2], D = t.shape[3];
+  for (int64_t r = 0; r < m.rows(); ++r)
+    for (int64_t d = 0; d < D; ++d) m(r, d) = t.get((r * H + h) * D + d);
+}
+
+// The caches after step 1: rows input_pos .. input_pos+S-1 replaced by k and v, bit for bit.
+Tensor updated(const Tensor& cache, const Tensor& rows, int64_t pos) {
+  Tensor t = cache;
+  const size_t row_bytes = rows.nbytes() / size_t(std::max<int64_t>(rows.shape[1], 1));
+  std::memcpy(t.bytes.data() + size_t(pos) * row_bytes, rows.bytes.data(), rows.nbytes());
+  return t;
+}
+
+Tensors reference(const Problem& p) {
+  const Tensor& qt = p.inputs.at("q");
+  const int64_t S = qt.shape[1], Hq = qt.shape[2], D = qt.shape[3], Hkv = p.inputs.at("k").shape[2];
+  const int64_t pos = input_pos(p), ctx = pos + S, group = Hq / Hkv;
+  const double scale = scale_of(p);
+  Tensor kc = updated(p.inputs.at("k_cache"), p.inputs.at("k"), pos);
+  Tensor vc = updated(p.inputs.at("v_cache"), p.inputs.at("v"), pos);
+  Tensor out(DType::f64, qt.shape);
+  Mat K(ctx, D), V(ctx, D), Q(S, D);
+  Mat qrows(S * Hq, D);
+  for (int64_t r = 0; r < S * Hq; ++r)
+    for (int64_t d = 0; d < D; ++d) qrows(r, d) = qt.get(r * D + d);
+  for (int64_t kvh = 0; kvh < Hkv; ++kvh) {
+    copy_rows(kc, kvh, K);
+    copy_rows(vc, kvh, V);
+    for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
+      for (int64_t s = 0; s < S; ++s) Q.row(s) = qrows.row(s * Hq + h);
+      Mat w = scale * Q * K.transpose();
+      for (int64_t s = 0; s < S; ++s) {
+        // Causal: query s sits at position input_pos + s and sees keys up to it. Stable softmax:
+        // subtracting the row max keeps exp() in range for any logit magnitude.
+        const int64_t seen = pos + s + 1;
+        auto row = w.row(s);
+        row.tail(ctx - seen).setZero();
+        const double m = row.head(seen).maxCoeff();
+        row.head(seen) = (row.head(seen).array() - m).exp();
+        row.head(seen) /= row.head(seen).sum();
+      }
+      Mat o = w * V;
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t d = 0; d < D; ++d) out.set((s * Hq + h) * D + d, o(s, d));
+    }
+  }
+  return {{"out", std::move(out)}, {"k_cache", std::move(kc)}, {"v_cache", std::move(vc)}};
+}
+
+// out is computed; the caches are updated in place (they start as the inputs' bytes and are compared
+// exactly); scores [Hq,S,ctx] is float32 scratch for every dtype, shared by QK, softmax and AV.
+std::vector<BufferSpec> buffers(const Problem& p) {
+  const Shape& q = p.inputs.at("q").shape;
+  const int64_t ctx = input_pos(p) + q[1];
+  using R = BufferSpec::Role;
+  return {{"out", q, p.dtype},
+          {"k_cache", p.inputs.at("k_cache").shape, p.dtype, R::output, "k_cache"},
+          {"v_cache", p.inputs.at("v_cache").shape, p.dtype, R::output, "v_cache"},
+          {"scores", {q[2], q[1], ctx}, DType::f32, R::scratch}};
+}
+
+uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// update_cache -> QK scores -> softmax (in place) -> AV, in one submission. `impl` picks the QK and
+// AV kernels: one output element per invocation (naive) or a 4x4 register tile (tiled).
+std::vector<Dispatch> plan(const Problem& p) {
+  const Shape& q = p.inputs.at("q").shape;
+  const uint64_t S = uint64_t(q[1]), Hq = uint64_t(q[2]), D4 = uint64_t(q[3]) / 4;
+  const uint64_t Hkv = uint64_t(p.inputs.at("k").shape[2]), pos = uint64_t(input_pos(p)), ctx = pos + S;
+  const std::string impl = p.params.value("impl", "tiled");
+  if (impl != "naive" && impl != "tiled") throw std::invalid_argument(cat("sdpa: impl '", impl, "' is not naive or tiled"));
+  const std::map<std::string, double> shape = {{"S", double(S)},   {"Hq", double(Hq)},   {"Hkv", double(Hkv)},
+                                               {"D4", double(D4)}, {"pos", double(pos)}, {"ctx", double(ctx)},
+                                               {"scale", scale_of(p)}};
+  auto dispatch = [&](std::string kernel, uint64_t n, std::vector<std::string> defines = {}) {
+    Dispatch d{std::move(kernel), std::move(defines), n, shape, {}};
+    d.uniforms["n"] = double(n);
+    return d;
+  };
+  std::vector<Dispatch> v;
+  v.push_back(dispatch("sdpa_update_cache", S * Hkv * D4));
+  const uint64_t s_tiles = div_up(S, kTile), c_tiles = div_up(ctx, kTile);
+  if (impl == "naive") v.push_back(dispatch("sdpa_qk_naive", Hq * S * ctx));
+  else v.push_back(dispatch("sdpa_qk_tiled", Hq * s_tiles * c_tiles, {"SKIP_MASKED_TILES=1"}));
+  v.push_back(dispatch("sdpa_softmax", Hq * S));
+  if (impl == "naive") v.push_back(dispatch("sdpa_av_naive", S * Hq * D4 * 4));
+  else v.push_back(dispatch("sdpa_av_tiled", Hq * s_tiles * D4));
+  return v;
+}
+
+// Both dtypes compute in float32 (u = 2^-24) from the case's own inputs: float32 scores, softmax
+// and accumulators; float16 only in storage. A sum of n rounded terms errs by at most
+// gamma(n) * sum|terms| with gamma(n) = min(n, lambda*sqrt(n)) * u: n*u is Higham's worst case,
+// lambda*sqrt(n)*u the probabilistic bound of Higham & Mary (2019), which fails with probability
+// below 2n*exp(-lambda^2/2), under 1e-9 at n = 8192 for lambda = 8. With a = |scale|*max|q|_2*max|k|_2
+// (Cauchy-Schwarz: a bounds sum|q_i k_i| * |scale| of every score) and vmax = max|v| over ctx:
+//  - a score errs by ds = (gamma(D) + 2u) * a (D products, the scale product and scale's rounding);
+//  - score errors ds_c move out = sum_c p_c v_c by sum_c p_c (ds_c - mean ds)(v_c - out) <= 4 ds vmax;
+//  - exp is accurate to (3 + 2|x|) ulp (GLSL.std.450 and WGSL alike), a relative 2u(3 + 2|x|), and
+//    sum_c p_c |x_c| <= ln(ctx) for x_c = s_c - max: at most 4 vmax * 2u (3 + 2 ln ctx);
+//  - the normaliser (ctx positive terms) and AV (ctx terms, sum|terms| <= vmax) add gamma(ctx) vmax
+//    each, the division and AV's products 2u vmax.
+// float16 adds the store: one float16 ulp relative (2^-10: Vulkan leaves OpFConvert's rounding mode
+// to the implementation), and 2^-24 absolute below float16's normal range (the subnormal spacing).
+// This is far tighter than the ~1e-2 usual for attention that accumulates in float16.
+Tolerance tolerance(const Problem& p) {
+  const double u = kUnitF32, lambda = 8;
+  auto gamma = [&](double n) { return std::min(n, lambda * std::sqrt(n)) * u; };
+  const Tensor& q = p.inputs.at("q");
+  const int64_t S = q.shape[1], D = q.shape[3], pos = input_pos(p), ctx = pos + S, Hkv = p.inputs.at("k").shape[2];
+  const Tensor kc = updated(p.inputs.at("k_cache"), p.inputs.at("k"), pos);
+  const Tensor vc = updated(p.inputs.at("v_cache"), p.inputs.at("v"), pos);
+  auto max_norm = [&](const Tensor& t, int64_t rows) {
+    double m = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double n2 = 0;
+      for (int64_t d = 0; d < D; ++d) n2 += t.get(r * D + d) * t.get(r * D + d);
+      m = std::max(m, std::sqrt(n2));
+    }
+    return m;
+  };
+  const double a = std::fabs(scale_of(p)) * max_norm(q, q.numel() / D) * max_norm(kc, ctx * Hkv);
+  double vmax = 0;
+  for (int64_t i = 0; i < ctx * Hkv * D; ++i) vmax = std::max(vmax, std::fabs(vc.get(i)));
+  const double ds = (gamma(double(D)) + 2 * u) * a;
+  const double atol = vmax * (4 * ds + 8 * u * (3 + 2 * std::log(double(ctx))) + 2 * gamma(double(ctx)) + 2 * u);
+  if (p.dtype == DType::f16) return {atol + 0x1p-24, 0x1p-10};
+  return {atol, 0};
+}
+
+std::vector<Case> edge_cases(DType t) {
+  auto mk = [t](int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t pos, const char* impl) {
+    Case c{"sdpa", {}, t, "buffer", uint64_t(2000 + S * 7 + Hq * 13 + Hkv * 17 + D * 19 + pos * 23)};
+    c.set("S", S).set("Hq", Hq).set("Hkv", Hkv).set("D", D).set("pos", pos).set("impl", impl);
+    return c;
+  };
+  std::vector<Case> v = {
+      // Decode (S = 1) at positions 0, 1, 4095, 8191: small D keeps the long contexts cheap.
+      mk(1, 1, 1, 4, 0, "naive"),
+      mk(1, 2, 1, 4, 0, "tiled"),        // MQA, ctx 1: a single ragged column tile
+      mk(1, 2, 1, 4, 1, "naive"),
+      mk(1, 2, 1, 8, 1, "tiled"),
+      mk(1, 4, 2, 8, 4095, "tiled"),     // ctx 4096: no ragged tail
+      mk(1, 4, 2, 4, 4095, "naive"),
+      mk(1, 2, 2, 4, 8191, "naive"),     // ctx 8192
+      mk(1, 8, 1, 8, 8191, "tiled"),     // MQA 8:1 at ctx 8192
+      mk(1, 32, 8, 128, 40, "tiled"),    // Llama-3 8B decode head shape, GQA 4:1, ctx 41
+      mk(1, 32, 8, 128, 40, "naive"),
+      // Prefill, and chunked prefill at input_pos > 0 (the causal mask cuts through tiles).
+      mk(7, 6, 2, 64, 0, "naive"),       // GQA 3:1
+      mk(7, 6, 2, 64, 0, "tiled"),
+      mk(9, 8, 1, 8, 0, "tiled"),        // MQA 8:1
+      mk(5, 4, 4, 128, 3, "naive"),      // 1:1, ctx 8
+      mk(5, 4, 4, 128, 3, "tiled"),
+      mk(6, 8, 1, 16, 13, "tiled"),      // ctx 19
+      mk(10, 16, 2, 32, 22, "tiled"),    // GQA 8:1, ctx 32: no ragged tail
+      mk(11, 4, 1, 12, 5, "naive"),      // D/4 odd, ctx 16
+      mk(11, 4, 1, 12, 6, "tiled"),      // ctx 17
+      mk(3, 2, 1, 4, 2, "tiled").set("scale_milli", 125),
+      mk(2, 4, 2, 4, 5, "tiled").set("Cmax", 7),  // a full cache: no stale rows
+      // Scaled scores beyond 80: exp() of a raw float32 score overflows; a stable softmax does not.
+      mk(4, 2, 1, 8, 12, "tiled").set("logit_scale", 300),
+      mk(4, 2, 1, 8, 12, "naive").set("logit_scale", 300),
+  };
+  // Invalid: each rule broken on its own.
+  v.push_back(mk(1, 2, 2, 4, 3, "tiled").set("B", 2));
+  v.push_back(mk(0, 2, 2, 4, 3, "tiled"));
+  v.push_back(mk(1, 2, 2, 6, 3, "tiled"));
+  v.push_back(mk(2, 2, 2, 4, 3, "naive").set("Dk", 8));
+  v.push_back(mk(2, 2, 2, 4, 3, "naive").set("Dc", 8));
+  v.push_back(mk(2, 2, 2, 4, 3, "tiled").set("Sk", 3));
+  v.push_back(mk(2, 2, 2, 4, 3, "tiled").set("Sv", 1));
+  v.push_back(mk(2, 4, 2, 4, 3, "tiled").set("Hv", 4));
+  v.push_back(mk(2, 4, 2, 4, 3, "tiled").set("Hc", 1));
+  v.push_back(mk(2, 2, 2, 4, 3, "naive").set("Cv", 6));
+  v.push_back(mk(2, 3, 2, 4, 3, "tiled"));
+  v.push_back(mk(2, 2, 2, 4, -1, "tiled"));
+  v.push_back(mk(4, 2, 2, 4, 3, "tiled").set("Cmax", 6));
+  // Hq*S*ctx = 2^16 * 1 * 2^16: the smallest tensors that can overflow the scores' 32-bit index.
+  v.push_back(mk(1, 65536, 1, 4, 65535, "naive").set("Cmax", 65536));
+  v.push_back(mk(2, 2, 1, 4, 3, "tiled").set("k_cache_dtype", t == DType::f16 ? "float32" : "float16"));
+  return v;
+}
+
+}  // namespace
+
+const OpDef& sdpa_op() {
+  static const OpDef op{
+      "sdpa",
+      "scaled dot-product attention with KV-cache update (decode and prefill)",
+      {"q", "k", "v", "k_cache", "v_cache"},
+      {"out", "k_cache", "v_cache"},
+      {{"input_rank", "q, k, v are [1,S,H,D], the caches [1,Cmax,Hkv,D]"},
+       {"batch_is_1", "every batch dimension is 1"},
+       {"dims_positive", "S, Hq, Hkv and D are at least 1"},
+       {"head_dim_multiple_of_4", "D % 4 == 0"},
+       {"head_dim_match", "k, v and both caches have q's D"},
+       {"kv_seq_match", "k and v have q's S"},
+       {"kv_heads_match", "v and both caches have k's Hkv"},
+       {"cache_shapes_match", "v_cache has k_cache's capacity Cmax"},
+       {"heads_divisible", "Hq % Hkv == 0"},
+       {"input_pos_nonnegative", "params.input_pos is an integer >= 0"},
+       {"cache_capacity", "input_pos + S <= Cmax"},
+       {"scratch_fits_32bit", "Hq*S*ctx scores and every tensor below 2^32 elements (32-bit indexing)"},
+       {"dtypes_equal", "every input has the case dtype"}},
+      {DType::f32, DType::f16},
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_sdpa};
+  return op;
+}
+
+}  // namespace ts
