@@ -76,16 +76,20 @@ void Tensor::set(int64_t i, double v) {
   }
 }
 
+void Tensor::values(int64_t first, int64_t count, double* out) const {
+  switch (dtype) {
+    case DType::f32:
+      for (int64_t i = 0; i < count; ++i) out[i] = load<float>(bytes, first + i);
+      break;
+    case DType::f64: std::memcpy(out, bytes.data() + size_t(first) * 8, size_t(count) * 8); break;
+    default:
+      for (int64_t i = 0; i < count; ++i) out[i] = get(first + i);
+  }
+}
+
 std::vector<double> Tensor::values() const {
   std::vector<double> v(static_cast<size_t>(numel()));
-  auto each = [&](auto load) {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = load(i);
-  };
-  switch (dtype) {
-    case DType::f32: each([&](size_t i) { return double(load<float>(bytes, int64_t(i))); }); break;
-    case DType::f64: each([&](size_t i) { return load<double>(bytes, int64_t(i)); }); break;
-    default: each([&](size_t i) { return get(int64_t(i)); }); break;
-  }
+  values(0, numel(), v.data());
   return v;
 }
 

@@ -30,6 +30,7 @@ struct Tensor {
   uint64_t bits(int64_t i) const;     // raw element bits (for ULP distance and poison checks)
   Tensor cast(DType t) const;         // element-wise get/set
   std::vector<double> values() const; // every element as float64 (the dtype switch hoisted out of the loop)
+  void values(int64_t first, int64_t count, double* out) const;  // elements [first, first+count)
   std::string describe() const;       // "float32[1,2,3]"
 };
 

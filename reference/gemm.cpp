@@ -1,6 +1,7 @@
 #include "reference/gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -12,15 +13,20 @@ void gemm_avx2(const double* x, int64_t rows, int64_t k, const double* m, int64_
 
 void gemm(const double* x, int64_t rows, int64_t k, const double* m, int64_t n, double* y) {
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  auto kernel = avx2 ? detail::gemm_avx2 : detail::gemm_base;
-  const int64_t threads = rows * k * n > (int64_t(1) << 24) ? std::max(1u, std::thread::hardware_concurrency()) : 1;
-  std::vector<std::thread> pool;
-  auto part = [&](int64_t t) {
-    int64_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
-    kernel(x + r0 * k, r1 - r0, k, m, n, y + r0 * n);
+  (avx2 ? detail::gemm_avx2 : detail::gemm_base)(x, rows, k, m, n, y);
+}
+
+void parallel_rows(int64_t rows, int64_t block, int64_t work, const std::function<void(int64_t, int64_t)>& fn) {
+  const int64_t blocks = (rows + block - 1) / block;
+  const int64_t threads =
+      std::min<int64_t>(blocks, work > (int64_t(1) << 24) ? std::max(1u, std::thread::hardware_concurrency()) : 1);
+  std::atomic<int64_t> next{0};
+  auto worker = [&] {
+    for (int64_t b; (b = next++) < blocks;) fn(b * block, std::min(rows, (b + 1) * block));
   };
-  for (int64_t t = 1; t < threads; ++t) pool.emplace_back(part, t);
-  part(0);
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
   for (auto& th : pool) th.join();
 }
 

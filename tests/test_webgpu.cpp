@@ -245,7 +245,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 )");
   auto t0 = std::chrono::steady_clock::now();
   CaseResult r = run_id(*b, "rope_cis/B=1,N=64,C=64/float32/buffer/seed=1");
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  // Not a speed assertion: it proves the run came back instead of hanging. The bound is loose
+  // because reaping a worker whose GPU context is hung takes ~4 s on NVIDIA (measured on an H200).
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
   EXPECT_EQ(r.outcome, Outcome::error) << line(r);
   EXPECT_NE(r.detail.find("did not answer in time"), std::string::npos) << r.detail;
   hang.reset();
