@@ -18,7 +18,7 @@ struct Manifest {
 };
 
 // The sources that determine reference values, as embedded in this binary: reference/*.cpp,
-// reference/*.h and core/*.cpp, each with its sha256.
+// reference/*.h and core/{rng.h,tensor.cpp,half.cpp,case.cpp}, each with its sha256.
 std::map<std::string, std::string> reference_sources();
 
 // One hash over a path -> sha256 map: the sha256 of its `sha256sum`-style listing.
