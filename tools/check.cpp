@@ -148,7 +148,8 @@ int cmd_check(Args& a) {
       std::printf("%-17s touchstone repro '%s' --backend %s\n    %s\n", std::string(outcome_name(r->outcome)).c_str(),
                   r->id.c_str(), r->backend.c_str(), r->detail.c_str());
   }
-  if (!junit.empty()) write_junit(junit, groups);
+  if (!junit.empty())
+    write_junit(junit, groups, [](const CaseResult& r) { return cat("touchstone repro '", r.id, "' --backend ", r.backend); });
   return bad ? 1 : 0;
 }
 

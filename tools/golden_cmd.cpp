@@ -162,7 +162,12 @@ int verify(const Options& o, std::vector<std::string> files) {
     for (auto& d : details) std::printf("  %s\n", d.c_str());
   }
   std::printf("\n%zu golden files verified in %.2f s: %s\n", files.size(), since(t0), failed ? "FAILED" : "all good");
-  if (!junit.empty()) write_junit(junit, groups);
+  if (!junit.empty())
+    write_junit(junit, groups, [](const CaseResult& r) {
+      if (r.backend == "manifest") return std::string("touchstone golden verify --dir goldens");
+      if (r.backend == "reference") return cat("touchstone golden verify '", r.id, "' --reference-only");
+      return cat("touchstone golden verify '", r.id, "' --backend ", r.backend);
+    });
   return failed ? 1 : 0;
 }
 

@@ -25,7 +25,8 @@ std::string xml(const std::string& s) {
 
 }  // namespace
 
-void write_junit(const std::string& path, const std::vector<std::pair<std::string, std::vector<CaseResult>>>& groups) {
+void write_junit(const std::string& path, const std::vector<std::pair<std::string, std::vector<CaseResult>>>& groups,
+                 const std::function<std::string(const CaseResult&)>& rerun) {
   std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::trunc);
@@ -47,7 +48,7 @@ void write_junit(const std::string& path, const std::vector<std::pair<std::strin
           f << "<skipped message=\"" << xml(r.detail) << "\"/>";
         else if (r.outcome != Outcome::pass && r.outcome != Outcome::rejected)
           f << cat("<failure type=\"", outcome_name(r.outcome), "\" message=\"", xml(r.detail), "\">",
-                   xml(cat("touchstone repro '", r.id, "' --backend ", r.backend)), "</failure>");
+                   xml(rerun(r)), "</failure>");
         f << "</testcase>\n";
       }
       f << "  </testsuite>\n";
