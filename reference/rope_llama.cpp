@@ -106,7 +106,7 @@ std::vector<Case> edge_cases(DType t) {
     return c;
   };
   std::vector<Case> v = {
-      mk(1, 1, 32, 8, 128),       // decode, GQA 4:1, Llama-3 8B head shape
+      mk(1, 1, 32, 8, 128, 17),   // decode, GQA 4:1, Llama-3 8B head shape (pos 0 would be the identity)
       mk(1, 1, 32, 32, 128, 4095), // decode at a large position
       mk(1, 7, 8, 1, 64),         // MQA
       mk(2, 3, 4, 4, 2),          // smallest head (D=2)

@@ -32,8 +32,8 @@ void print_concentration(const CompareReport& r) {
 }  // namespace
 
 int cmd_repro(Args& a) {
+  std::vector<BackendSlot> slots = open_backends(a);  // first: option values are not case ids
   std::vector<std::string> ids = a.positional();
-  std::vector<BackendSlot> slots = open_backends(a);
   a.finish();
   if (ids.size() != 1) throw UsageError("repro takes exactly one case id");
   Case c = Case::parse(ids[0]);
