@@ -19,8 +19,13 @@ inline bool missing_allowed(const std::string& name) {
 
 // One backend object per name for the whole test binary: devices and Node workers are costly to start.
 // Vulkan runs with the Khronos validation layer on: any validation message fails the case.
+// The cache is emptied by a gtest environment (backend_fixture.cpp) before static destruction:
+// destroying a device after the driver's own statics are gone crashes at exit (seen on NVIDIA).
+using BackendCache = std::map<std::string, std::pair<std::unique_ptr<Backend>, std::string>>;
+BackendCache& backend_cache();
+
 inline Backend* shared_backend(const std::string& name, std::string* why) {
-  static std::map<std::string, std::pair<std::unique_ptr<Backend>, std::string>> cache;
+  BackendCache& cache = backend_cache();
   auto it = cache.find(name);
   if (it == cache.end()) {
     BackendConfig cfg;
