@@ -9,32 +9,17 @@
 #include "core/runner.h"
 #include "gpu/vulkan/vulkan_backend.h"
 #include "reference/ops.h"
+#include "tests/kernel_bugs.h"
 
 namespace ts {
 namespace {
 
-// rope_half (gpu/vulkan/shaders/rope_half.comp) with one bug spliced in before or after its store.
-std::string rope_half_with(const std::string& before_store, const std::string& after_store) {
-  return R"(
-layout(std430, binding = 0) readonly buffer X { DTYPE x[]; };
-layout(std430, binding = 1) readonly buffer C { DTYPE cos_[]; };
-layout(std430, binding = 2) readonly buffer SN { DTYPE sin_[]; };
-layout(std430, binding = 3) writeonly buffer O { DTYPE out_[]; };
-layout(push_constant) uniform Params { uint n; uint S; uint D; } pc;
-void main() {
-  uint i = ts_linear_id();
-  if (i >= pc.n) return;
-  uint d = i % pc.D, row = i / pc.D, s = row % pc.S, hd = pc.D / 2;
-  float r = d < hd ? -float(x[i + hd]) : float(x[i - hd]);
-)" + before_store + R"(
-  out_[i] = DTYPE(float(x[i]) * float(cos_[s * pc.D + d]) + r * float(sin_[s * pc.D + d]));
-)" + after_store + "\n}\n";
-}
-
+const char* kRopeHalf = "gpu/vulkan/shaders/rope_half.comp";
 // Only whole 4-wide texels of each row are handled: the D%4==2 tail is never written.
-const std::string kSkipsRaggedTail = rope_half_with("if (d >= (pc.D / 4) * 4) return;", "");
+const std::string kSkipsRaggedTail = test::with_bug(kRopeHalf, "out_[i] =", "  if (d >= (pc.D / 4) * 4) return;", false);
 // The last invocation also writes one element past the end of the output.
-const std::string kWritesPastEnd = rope_half_with("", "if (i == pc.n - 1) out_[i + 1] = DTYPE(0.0);");
+const std::string kWritesPastEnd =
+    test::with_bug(kRopeHalf, "out_[i] =", "  if (i == pc.n - 1) out_[i + 1] = DTYPE(0.0);", true);
 
 std::unique_ptr<VulkanBackend> broken_backend(const std::string& source) {
   std::string why;

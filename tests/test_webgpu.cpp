@@ -15,6 +15,7 @@
 #include "gpu/webgpu/webgpu_backend.h"
 #include "gpu/webgpu/wgsl_reflect.h"
 #include "tests/backend_fixture.h"
+#include "tests/kernel_bugs.h"
 
 namespace ts {
 namespace {
@@ -178,26 +179,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 // so an output's binding runs to the end of its trailing guard: a write just past the tensor lands
 // there and fails the case, while every in-bounds value is right.
 TEST_F(WebGpu, WriteJustPastTheEndLandsInTheGuard) {
-  KernelOverride broken(backend(), "rope_half", R"(
-@group(0) @binding(0) var<storage, read> x : array<DTYPE>;
-@group(0) @binding(1) var<storage, read> cos_ : array<DTYPE>;
-@group(0) @binding(2) var<storage, read> sin_ : array<DTYPE>;
-@group(0) @binding(3) var<storage, read_write> out_ : array<DTYPE>;
-struct Params { n: u32, S: u32, D: u32 }
-@group(0) @binding(4) var<uniform> pc : Params;
-@compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = ts_linear_id(gid, nwg);
-  if (i >= pc.n) { return; }
-  let d = i % pc.D;
-  let s = (i / pc.D) % pc.S;
-  let hd = pc.D / 2u;
-  var r: f32;
-  if (d < hd) { r = -f32(x[i + hd]); } else { r = f32(x[i - hd]); }
-  out_[i] = DTYPE(f32(x[i]) * f32(cos_[s * pc.D + d]) + r * f32(sin_[s * pc.D + d]));
-  if (i == pc.n - 1u) { out_[i + 1u] = DTYPE(0.0); }  // BUG: one past the end
-}
-)");
+  KernelOverride broken(backend(), "rope_half",
+                        test::with_bug("gpu/webgpu/shaders/rope_half.wgsl", "out_[i] =",
+                                       "  if (i == pc.n - 1u) { out_[i + 1u] = DTYPE(0.0); }  // BUG: one past the end", true));
   for (const char* id : {"rope_half/B=1,H=1,S=2,D=4/float32/buffer/seed=2", "rope_half/B=1,H=1,S=3,D=6/float16/buffer/seed=2"}) {
     CaseResult r = run_id(backend(), id);
     EXPECT_EQ(r.outcome, Outcome::fail) << line(r);

@@ -1,0 +1,24 @@
+#pragma once
+// Deliberately broken kernels for tests: the shipped kernel's own text (as embedded in the binary)
+// with one line spliced in next to the line containing `anchor`, so the test exercises exactly the
+// real kernel plus one bug, and stays right when the real kernel changes.
+#include <stdexcept>
+#include <string>
+
+#include "core/embedded.h"
+
+namespace ts::test {
+
+inline std::string with_bug(const std::string& path, const std::string& anchor, const std::string& bug, bool after) {
+  std::string src(embedded(path));
+  size_t at = src.find(anchor);
+  if (at == std::string::npos) throw std::runtime_error(path + " no longer contains '" + anchor + "'");
+  size_t line_start = src.rfind('\n', at);
+  line_start = line_start == std::string::npos ? 0 : line_start + 1;
+  size_t line_end = src.find('\n', at);
+  line_end = line_end == std::string::npos ? src.size() : line_end + 1;
+  src.insert(after ? line_end : line_start, bug + "\n");
+  return src;
+}
+
+}  // namespace ts::test
