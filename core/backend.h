@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/op.h"
@@ -35,6 +36,8 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual DeviceInfo info() const = 0;
+  // "vulkan", "webgpu": what judge() stamps on every result, without building info() per case.
+  virtual std::string_view kind() const = 0;
   virtual RunOutput run(const OpDef& op, const Problem& p) = 0;
 
   // Incremented by implementations on every device allocation / dispatch.

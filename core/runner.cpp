@@ -59,7 +59,7 @@ CaseResult judge(const Expected& e, Backend& backend) {
   auto t0 = std::chrono::steady_clock::now();
   CaseResult r;
   r.id = e.c.id();
-  r.backend = backend.info().backend;
+  r.backend = std::string(backend.kind());
   auto done = [&](Outcome o, std::string detail) {
     r.outcome = o;
     r.detail = std::move(detail);

@@ -159,7 +159,7 @@ CaseResult judge_golden(const GoldenCheck& g, Backend& backend) {
   if (g.error.empty()) {
     r = judge(g.expected, backend);
   } else {
-    r.backend = backend.info().backend;
+    r.backend = std::string(backend.kind());
     r.detail = g.error;
   }
   r.id = g.file;

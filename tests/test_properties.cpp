@@ -19,7 +19,7 @@ rc::Gen<DType> gen_dtype() { return rc::gen::element(DType::f32, DType::f16); }
 // Runs one generated case and asserts the outcome; the id goes into RapidCheck's log, which is
 // printed with the shrunk counterexample.
 void check_case(Backend& b, const Case& c) {
-  RC_LOG() << "touchstone repro '" << c.id() << "' --backend " << b.info().backend << "\n";
+  RC_LOG() << "touchstone repro '" << c.id() << "' --backend " << b.kind() << "\n";
   Expected e = prepare(c);
   RC_ASSERT(e.error.empty());
   uint64_t allocs = b.allocations, dispatches = b.dispatches;

@@ -29,6 +29,7 @@ class VulkanBackend : public GpuBackend {
   ~VulkanBackend() override;
 
   DeviceInfo info() const override;
+  std::string_view kind() const override { return "vulkan"; }
 
   // Replaces gpu/vulkan/shaders/<kernel>.comp for this backend (tests inject broken kernels).
   void set_kernel_source(const std::string& kernel, std::string source);

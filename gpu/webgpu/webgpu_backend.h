@@ -34,6 +34,7 @@ class WebGpuBackend : public GpuBackend {
   ~WebGpuBackend() override;
 
   DeviceInfo info() const override { return info_; }
+  std::string_view kind() const override { return "webgpu"; }
 
   // Test hooks: the workgroup size asked of fold_grid, a kernel's WGSL replaced (an empty source
   // goes back to the embedded one), and the worker's pid (-1 when none is running).
