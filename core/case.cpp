@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/contract.h"
+#include "core/layout.h"
 
 namespace ts {
 namespace {
@@ -59,7 +60,11 @@ Case Case::parse(std::string_view id) {
   if (!dt) throw UsageError(cat("case id '", id, "': unknown dtype '", parts[2], "'"));
   c.dtype = *dt;
   c.storage = std::string(parts[3]);
-  if (!plain_word(c.storage)) throw UsageError(cat("case id '", id, "': bad storage '", parts[3], "'"));
+  try {
+    Storage::parse(c.storage);
+  } catch (const UsageError& e) {
+    throw UsageError(cat("case id '", id, "': ", e.what()));
+  }
   int64_t seed;
   if (parts[4].substr(0, 5) != "seed=" || !to_i64(parts[4].substr(5), seed) || seed < 0)
     throw UsageError(cat("case id '", id, "': last part must be seed=<non-negative integer>"));

@@ -2,7 +2,9 @@
 // A case: everything needed to rebuild one test input, data included, from one printable id:
 //   <op>/<k=v,k=v,...>/<dtype>/<storage>/seed=<n>
 // e.g. rope_llama/B=1,S=1,Hq=32,Hkv=8,D=128/float16/buffer/seed=1234
-// Values are integers or words without '/', ',' or '='; lists use ':' (sections=44:44:40).
+// Values are integers or words without '/', ',' or '='; lists use ':' (sections=44:44:40). The
+// storage part is a layout with optional per-tensor overrides (core/layout.h). Parsing checks the
+// syntax; core/case_rules.h checks an id against its operator's declaration.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -11,13 +13,9 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/errors.h"
 
 namespace ts {
-
-// A user's input (case id, CLI flag) was malformed: exit code 2, never a test outcome.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 struct Case {
   std::string op;

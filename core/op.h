@@ -54,6 +54,29 @@ struct Dispatch {
   std::map<std::string, std::string> bind;   // shader array name -> tensor name (default: same name)
 };
 
+// A variable of the operator's case ids (SPEC "Case ids"), declared once so that an unknown name,
+// a value of the wrong type or out of range, or a word not listed is a usage error (exit 2) that
+// names it and what is allowed — never silently the default. make() computes defaults; `dflt`
+// states them for `touchstone list` ("" = required). Variables whose name ends in a tensor's
+// override suffix (Sk, Df, ...) exist to write invalid cases that break one rule.
+struct Var {
+  enum class Kind { integer, word, integers };  // integers: a ':'-joined list, each in [min, max]
+  std::string name;
+  Kind kind = Kind::integer;
+  int64_t min = 0, max = 0;
+  std::vector<std::string> words;  // Kind::word: the allowed values
+  std::string dflt;
+  std::string help;
+};
+
+// Ranges stated once: a dimension up to 2^24 and a position up to 2^31 keep every sum and
+// product of a few of them inside int64 (shape products are checked anyway: core/tensor.h).
+constexpr int64_t kMaxDim = int64_t(1) << 24;
+constexpr int64_t kMaxPos = int64_t(1) << 31;
+Var int_var(std::string name, int64_t min, int64_t max, std::string dflt, std::string help);
+Var word_var(std::string name, std::vector<std::string> words, std::string dflt, std::string help);
+Var list_var(std::string name, int64_t min, int64_t max, std::string dflt, std::string help);
+
 struct OpDef {
   std::string name;
   std::string summary;
@@ -70,6 +93,10 @@ struct OpDef {
   Tolerance (*tolerance)(const Problem&);                  // for output dtype == case dtype
   std::vector<Case> (*edge_cases)(DType);                  // hand-picked, valid and invalid
   rc::Gen<Case> (*generator)(DType, bool valid);           // properties/: random valid / invalid cases
+  std::vector<Var> vars;                                   // every variable its ids may hold (besides
+                                                           // <input>_dtype, allowed for every input)
+  // The layouts each tensor (input or output) may take; a tensor not listed allows only `buffer`.
+  std::map<std::string, std::vector<std::string>> layouts = {};
 };
 
 }  // namespace ts

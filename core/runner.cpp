@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/case_rules.h"
 #include "core/registry.h"
 #include "core/rng.h"
 
@@ -21,21 +22,36 @@ std::string_view outcome_name(Outcome o) {
   return "?";
 }
 
+Case parse_case(std::string_view id) {
+  Case c = Case::parse(id);
+  const OpDef* op = find_op(c.op);
+  if (!op) {
+    std::string names;
+    for (const OpDef* o : all_ops()) names += (names.empty() ? "" : ", ") + o->name;
+    throw UsageError(cat("unknown operator '", c.op, "' (operators: ", names, ")"));
+  }
+  check_case(*op, c);
+  return c;
+}
+
 Expected prepare(const Case& c) {
   Expected e;
   e.c = c;
   e.op = find_op(c.op);
-  if (!e.op) {
-    e.error = cat("unknown operator '", c.op, "'");
-    return e;
-  }
+  if (!e.op) throw UsageError(cat("unknown operator '", c.op, "' (see touchstone list)"));
+  check_case(*e.op, c);
+  AllocationLimit limit(kMaxCaseBytes);
   try {
     e.problem = e.op->make(c);
     e.violation = e.op->validate(e.problem);
     if (!e.violation) {
+      // The reference's float64 outputs, estimated from the declaration before they are allocated.
+      AllocationLimit::charge(declared_output_bytes(*e.op, e.problem), {});
       e.outputs = e.op->reference(e.problem);
       e.tol = e.op->tolerance(e.problem);
     }
+  } catch (const UsageError&) {
+    throw;  // malformed or too large: the caller's input, not a test outcome
   } catch (const std::exception& ex) {
     e.error = cat("building the case failed: ", ex.what());
   }

@@ -23,6 +23,13 @@ struct Expected {
   std::string error;                   // the case could not even be built (malformed vars, crash)
 };
 
+// A case id as a user gives it: parsed, its operator known, and checked against the operator's
+// declaration (core/case_rules.h). Throws UsageError.
+Case parse_case(std::string_view id);
+
+// Builds the reference side of a case. Throws UsageError if the case breaks its operator's
+// declaration or exceeds kMaxCaseBytes (both before allocating); any other failure to build it is
+// recorded in `error` (an ERROR outcome).
 Expected prepare(const Case& c);
 
 struct CaseResult {

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/contract.h"
+#include "core/errors.h"
 #include "core/half.h"
 
 namespace ts {
@@ -17,8 +19,35 @@ std::optional<DType> parse_dtype(std::string_view s) {
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) {
+    if (d < 0) throw CaseTooLarge("negative dimension in " + shape_str(s));
+    if (__builtin_mul_overflow(n, d, &n)) throw CaseTooLarge("element count of " + shape_str(s) + " overflows int64");
+  }
   return n;
+}
+
+uint64_t checked_bytes(const Shape& s, uint64_t elem_size) {
+  uint64_t b;
+  if (__builtin_mul_overflow(uint64_t(numel(s)), elem_size, &b) || b > uint64_t(INT64_MAX))
+    throw CaseTooLarge("byte size of " + shape_str(s) + " overflows");
+  return b;
+}
+
+namespace {
+thread_local AllocationLimit* active_limit = nullptr;
+}
+
+AllocationLimit::AllocationLimit(uint64_t limit) : outer_(active_limit), limit_(limit) { active_limit = this; }
+AllocationLimit::~AllocationLimit() { active_limit = outer_; }
+
+void AllocationLimit::charge(uint64_t bytes, const Shape& shape) {
+  AllocationLimit* l = active_limit;
+  if (!l) return;
+  if (bytes > l->limit_ - l->used_)
+    throw CaseTooLarge(cat("case needs more than ", l->limit_, " bytes of tensors (", l->used_, " so far; ", shape.empty() ? std::string("the reference outputs") : "a tensor " + shape_str(shape), " need",
+                           shape.empty() ? " " : "s ",
+                           bytes, " more); the limit is kMaxCaseBytes in core/case_rules.h"));
+  l->used_ += bytes;
 }
 
 std::string shape_str(const Shape& s) {
@@ -28,9 +57,9 @@ std::string shape_str(const Shape& s) {
 }
 
 Tensor::Tensor(DType t, Shape s) : dtype(t), shape(std::move(s)) {
-  for (int64_t d : shape)
-    if (d < 0) throw std::invalid_argument("negative dimension in " + shape_str(shape));
-  bytes.assign(size_t(numel()) * dtype_size(t), 0);
+  const uint64_t n = checked_bytes(shape, dtype_size(t));
+  AllocationLimit::charge(n, shape);
+  bytes.assign(size_t(n), 0);
 }
 
 template <class T>

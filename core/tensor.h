@@ -12,7 +12,26 @@ namespace ts {
 
 using Shape = std::vector<int64_t>;
 
+// Element count; throws CaseTooLarge on a negative dimension or an int64 overflow.
 int64_t numel(const Shape& s);
+// numel(s) * elem_size, checked the same way.
+uint64_t checked_bytes(const Shape& s, uint64_t elem_size);
+
+// While one is alive (on this thread), every Tensor(dtype, shape) counts its bytes against `limit`
+// and throws CaseTooLarge, before allocating, when the total would pass it.
+class AllocationLimit {
+ public:
+  explicit AllocationLimit(uint64_t limit);
+  ~AllocationLimit();
+  AllocationLimit(const AllocationLimit&) = delete;
+  AllocationLimit& operator=(const AllocationLimit&) = delete;
+  // Counts `bytes` that are about to be allocated (a no-op when no limit is active).
+  static void charge(uint64_t bytes, const Shape& shape);
+
+ private:
+  AllocationLimit* outer_;
+  uint64_t limit_, used_ = 0;
+};
 std::string shape_str(const Shape& s);  // "[1,2,3]"
 
 struct Tensor {

@@ -9,6 +9,13 @@ Tensor uniform_tensor(DType t, Shape s, uint64_t seed, const std::string& name, 
   return r;
 }
 
+Var pos_var() { return int_var("pos", 0, kMaxPos, "0", "first position of the rotation angles"); }
+Var tables_var() {
+  return word_var("tables", {"rope", "random"}, "rope",
+                  "rope: the conventional cos/sin of position x frequency; random: arbitrary values in [-1, 1]");
+}
+bool random_tables(const Case& c) { return c.word("tables", "rope") == "random"; }
+
 Tolerance elementwise_tolerance(DType t) {
   switch (t) {
     case DType::f16: return {1e-5, 1e-3};

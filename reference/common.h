@@ -26,6 +26,14 @@ constexpr double kUnitF32 = 0x1p-24;
 // operations per element stays far inside these; float16/bfloat16 are dominated by the output store.
 Tolerance elementwise_tolerance(DType t);
 
+// The variables every RoPE-family id shares: the first position of the angles, and how the
+// rotation tables are drawn. `tables=random` fills them with arbitrary values in [-1, 1] (the
+// contract allows any table), so a kernel that reads the wrong half or the wrong row of a table
+// cannot hide behind the conventional form's symmetries.
+Var pos_var();
+Var tables_var();
+bool random_tables(const Case& c);
+
 // Rank / dtype rules stated identically by every operator.
 void require_rank(Contract& c, const Problem& p, const std::string& name, size_t rank);
 void require_same_dtype(Contract& c, const Problem& p);

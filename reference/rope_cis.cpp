@@ -14,7 +14,7 @@ Shape freqs_shape(const std::string& form, int64_t N, int64_t C) {
   if (form == "1_n_c2_2") return {1, N, C / 2, 2};
   if (form == "nc2_2") return {N * C / 2, 2};
   if (form == "n_c") return {N, C};
-  throw UsageError("rope_cis: fshape must be n_c2_2, 1_n_c2_2, nc2_2 or n_c, got '" + form + "'");
+  throw std::logic_error("rope_cis: fshape '" + form + "' is declared but not built");
 }
 
 Problem make(const Case& c) {
@@ -25,6 +25,10 @@ Problem make(const Case& c) {
   p.storage = c.storage;
   p.inputs["x"] = uniform_tensor(input_dtype(c, "x"), {B, N, C}, c.seed, "x");
   Tensor f(input_dtype(c, "freqs_cis"), freqs_shape(c.word("fshape", "n_c2_2"), Nf, C));
+  if (random_tables(c)) {
+    p.inputs["freqs_cis"] = uniform_tensor(f.dtype, f.shape, c.seed, "freqs_cis");
+    return p;
+  }
   // Element 2j is cos, 2j+1 sin, of pair j = n*(C/2) + k whatever the rank.
   int64_t half = std::max<int64_t>(C / 2, 1);
   for (int64_t j = 0; j < f.numel() / 2; ++j) {
@@ -116,7 +120,16 @@ const OpDef& rope_cis_op() {
        {"freqs_cis_inner_2", "freqs_cis has innermost dimension 2"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16, DType::bf16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_cis};
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_cis,
+      {int_var("B", 0, kMaxDim, "", "batch"),
+       int_var("N", 0, kMaxDim, "", "tokens"),
+       int_var("C", 0, kMaxDim, "", "channels"),
+       pos_var(),
+       tables_var(),
+       word_var("fshape", {"n_c2_2", "1_n_c2_2", "nc2_2", "n_c"}, "n_c2_2",
+                "freqs_cis shape: [N,C/2,2], [1,N,C/2,2], [N*C/2,2], or [N,C] (innermost not 2: invalid)"),
+       // Invalid cases:
+       int_var("Nf", 0, kMaxDim, "N", "N of freqs_cis (a wrong element count)")}};
   return op;
 }
 

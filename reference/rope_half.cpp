@@ -23,7 +23,12 @@ Problem make(const Case& c) {
   p.storage = c.storage;
   p.inputs["x"] = uniform_tensor(input_dtype(c, "x"), {B, H, S, D}, c.seed, "x");
   Tensor cs(input_dtype(c, "cos"), {c.get("Sc", S), c.get("Dc", D)}), sn(input_dtype(c, "sin"), cs.shape);
-  fill_tables(cs, sn, pos, D);
+  if (random_tables(c)) {
+    cs = uniform_tensor(cs.dtype, cs.shape, c.seed, "cos");
+    sn = uniform_tensor(sn.dtype, sn.shape, c.seed, "sin");
+  } else {
+    fill_tables(cs, sn, pos, D);
+  }
   p.inputs["cos"] = std::move(cs);
   p.inputs["sin"] = std::move(sn);
   return p;
@@ -102,7 +107,16 @@ const OpDef& rope_half_op() {
        {"cos_sin_shape", "cos and sin are exactly [S, D]"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16, DType::bf16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_half};
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_half,
+      {int_var("B", 0, kMaxDim, "", "batch"),
+       int_var("H", 0, kMaxDim, "", "heads"),
+       int_var("S", 0, kMaxDim, "", "sequence length"),
+       int_var("D", 0, kMaxDim, "", "head dim"),
+       pos_var(),
+       tables_var(),
+       // Invalid cases override one shape at a time:
+       int_var("Sc", 0, kMaxDim, "S", "rows of cos/sin"),
+       int_var("Dc", 0, kMaxDim, "D", "columns of cos/sin")}};
   return op;
 }
 

@@ -8,8 +8,6 @@
 namespace ts {
 namespace {
 
-// Case vars: B, S, Hq, Hkv, D, pos (first position, for the angles). Invalid cases override one
-// shape at a time: Bk, Sk, Dk (xk), Sf, Df (freqs), and <input>_dtype.
 Problem make(const Case& c) {
   int64_t B = c.get("B"), S = c.get("S"), Hq = c.get("Hq"), Hkv = c.get("Hkv"), D = c.get("D");
   int64_t pos = c.get("pos", 0);
@@ -20,6 +18,11 @@ Problem make(const Case& c) {
   p.inputs["xq"] = uniform_tensor(input_dtype(c, "xq"), {B, S, Hq, D}, c.seed, "xq");
   p.inputs["xk"] = uniform_tensor(input_dtype(c, "xk"), {c.get("Bk", B), c.get("Sk", S), Hkv, c.get("Dk", D)},
                                   c.seed, "xk");
+  if (random_tables(c)) {
+    p.inputs["freqs_cos"] = uniform_tensor(input_dtype(c, "freqs_cos"), {Sf, Df}, c.seed, "freqs_cos");
+    p.inputs["freqs_sin"] = uniform_tensor(input_dtype(c, "freqs_sin"), {Sf, Df}, c.seed, "freqs_sin");
+    return p;
+  }
   Tensor fc(input_dtype(c, "freqs_cos"), {Sf, Df}), fs(input_dtype(c, "freqs_sin"), {Sf, Df});
   for (int64_t s = 0; s < Sf; ++s)
     for (int64_t i = 0; i < Df; ++i) {
@@ -145,7 +148,20 @@ const OpDef& rope_llama_op() {
        {"freqs_shape", "freqs_cos and freqs_sin are exactly [S, D/2]"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16, DType::bf16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_llama};
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_llama,
+      {int_var("B", 0, kMaxDim, "", "batch"),
+       int_var("S", 0, kMaxDim, "", "sequence length"),
+       int_var("Hq", 0, kMaxDim, "", "query heads"),
+       int_var("Hkv", 0, kMaxDim, "", "key heads (GQA: Hq/Hkv query heads share one; MQA: 1)"),
+       int_var("D", 0, kMaxDim, "", "head dim"),
+       pos_var(),
+       tables_var(),
+       // Invalid cases override one shape at a time:
+       int_var("Bk", 0, kMaxDim, "B", "xk batch"),
+       int_var("Sk", 0, kMaxDim, "S", "xk sequence length"),
+       int_var("Dk", 0, kMaxDim, "D", "xk head dim"),
+       int_var("Sf", 0, kMaxDim, "S", "rows of freqs_cos/sin"),
+       int_var("Df", 0, kMaxDim, "D/2", "columns of freqs_cos/sin")}};
   return op;
 }
 

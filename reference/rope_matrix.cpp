@@ -14,7 +14,7 @@ std::vector<int64_t> sections_of(const Case& c, int64_t D) {
   if (s.empty()) return {D};
   int64_t sum = 0;
   for (int64_t w : s) sum += w;
-  if (sum != D) throw UsageError(cat("case ", c.id(), ": sections must sum to D (", D, "), sum to ", sum));
+  if (sum != D) throw UsageError(cat("rope_matrix: variable sections=", c.word("sections", ""), " must sum to D (", D, "), sums to ", sum));
   return s;
 }
 
@@ -29,12 +29,10 @@ void fill(const Case& c, Tensor& m, Tensor& cs, Tensor& sn, int64_t D) {
     sn = uniform_tensor(sn.dtype, sn.shape, c.seed, "sin");
     return;
   }
-  if (mode != "half" && mode != "interleave")
-    throw UsageError(cat("case ", c.id(), ": mode must be half, interleave or dense, got '", mode, "'"));
   const int64_t Dm = m.shape[1];
   int64_t off = 0, sec = 0;
   for (int64_t w : sections_of(c, D)) {
-    if (w % 2) throw UsageError(cat("case ", c.id(), ": section widths must be even for mode ", mode));
+    if (w % 2) throw UsageError(cat("rope_matrix: variable sections=", c.word("sections", ""), " must hold even widths for mode ", mode));
     for (int64_t j = 0; j < w / 2; ++j) {
       // Rotation partner columns a, b of pair j inside this section.
       int64_t a = mode == "half" ? off + j : off + 2 * j, b = mode == "half" ? off + j + w / 2 : off + 2 * j + 1;
@@ -181,7 +179,19 @@ const OpDef& rope_matrix_op() {
        {"cos_sin_shape", "cos and sin are exactly [S, D]"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16, DType::bf16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_matrix};
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_matrix,
+      {int_var("B", 0, kMaxDim, "", "batch"),
+       int_var("H", 0, kMaxDim, "", "heads"),
+       int_var("S", 0, kMaxDim, "", "sequence length"),
+       int_var("D", 0, kMaxDim, "", "head dim"),
+       word_var("mode", {"half", "interleave", "dense"}, "half",
+                "m and cos/sin: the rotate-half or interleaved rotation, or random (a plain matmul)"),
+       list_var("sections", 0, kMaxDim, "D", "section widths (3-D RoPE: m block-diagonal), summing to D"),
+       pos_var(),
+       // Invalid cases override one shape at a time:
+       int_var("Dm", 0, kMaxDim, "D", "rows of m"),
+       int_var("Sc", 0, kMaxDim, "S", "rows of cos/sin"),
+       int_var("Dc", 0, kMaxDim, "D", "columns of cos/sin")}};
   return op;
 }
 

@@ -15,17 +15,11 @@ namespace {
 const char* const kInputs[] = {"q", "k", "v", "k_cache", "v_cache"};
 constexpr int64_t kTile = 4;  // the tiled kernels' register tile: 4x4 (QK) and 4 rows x one vec4 (AV)
 
-// Case vars: S, Hq, Hkv, D, pos (input_pos), Cmax (cache rows; default ctx + 4, so that stale rows
-// past ctx exist and would show if read), impl (naive | tiled, default tiled), scale_milli (scale =
-// scale_milli / 1000; default 1/sqrt(D)), logit_scale (q drawn from [-L, L] instead of [-1, 1]).
-// Invalid cases override one shape at a time: B (every batch), Sk, Sv, Hv, Hc (both caches),
-// Dk, Dv, Dc (both caches), Cv (v_cache rows), and <input>_dtype.
 Problem make(const Case& c) {
   const int64_t B = c.get("B", 1), S = c.get("S"), Hq = c.get("Hq"), Hkv = c.get("Hkv"), D = c.get("D");
-  const int64_t pos = c.get("pos", 0), Cmax = c.get("Cmax", pos + S + 4), Hc = c.get("Hc", Hkv), Dc = c.get("Dc", D);
+  const int64_t pos = c.get("pos", 0), Cmax = c.get("Cmax", std::max<int64_t>(pos, 0) + S + 4), Hc = c.get("Hc", Hkv), Dc = c.get("Dc", D);
   const double L = double(c.get("logit_scale", 1));
   const std::string impl = c.word("impl", "tiled");
-  if (impl != "naive" && impl != "tiled") throw UsageError(cat("case ", c.id(), ": impl must be naive or tiled, got '", impl, "'"));
   Problem p;
   p.dtype = c.dtype;
   p.storage = c.storage;
@@ -88,7 +82,8 @@ std::optional<Violation> validate(const Problem& p) {
   const int64_t pos = pos_int ? at->get<int64_t>() : -1;
   c.require(pos_int, "input_pos_nonnegative", "input_pos must be given as an integer");
   c.require(pos >= 0 || !pos_int, "input_pos_nonnegative", "input_pos (", pos, ") must be >= 0");
-  c.require(pos < 0 || pos + S <= Cmax, "cache_capacity", "input_pos + S (", pos, " + ", S,
+  // Written as pos <= Cmax - S: input_pos may come from a golden file's params, and pos + S could overflow.
+  c.require(pos < 0 || pos <= Cmax - S, "cache_capacity", "input_pos + S (", pos, " + ", S,
             ") must not exceed the cache capacity (", Cmax, ")");
   if (c.failed()) return c.result();
   // Kernels index with 32-bit unsigned integers, and the naive QK grid has one invocation per score.
@@ -313,7 +308,26 @@ const OpDef& sdpa_op() {
        {"scratch_fits_32bit", "Hq*S*ctx scores and every tensor below 2^32 elements (32-bit indexing)"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_sdpa};
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_sdpa,
+      {int_var("S", 0, kMaxDim, "", "query rows (1: decode)"),
+       int_var("Hq", 0, kMaxDim, "", "query heads"),
+       int_var("Hkv", 0, kMaxDim, "", "key/value heads (GQA: Hq/Hkv query heads share one; MQA: 1)"),
+       int_var("D", 0, kMaxDim, "", "head dim"),
+       int_var("pos", -kMaxPos, kMaxPos, "0", "input_pos: the cache row of the first query (negative: invalid)"),
+       int_var("Cmax", 0, kMaxPos, "pos+S+4", "cache rows (the default leaves stale rows past ctx that must not be read)"),
+       word_var("impl", {"naive", "tiled"}, "tiled", "kernels: one element per invocation, or 4x4 register tiles"),
+       int_var("scale_milli", -1000000, 1000000, "1000/sqrt(D)", "scale = scale_milli / 1000"),
+       int_var("logit_scale", 1, 100000, "1", "q drawn from [-L, L] instead of [-1, 1] (large logits)"),
+       // Invalid cases override one shape at a time:
+       int_var("B", 0, kMaxDim, "1", "batch of every tensor"),
+       int_var("Sk", 0, kMaxDim, "S", "k rows"),
+       int_var("Sv", 0, kMaxDim, "S", "v rows"),
+       int_var("Hv", 0, kMaxDim, "Hkv", "v heads"),
+       int_var("Hc", 0, kMaxDim, "Hkv", "heads of both caches"),
+       int_var("Dk", 0, kMaxDim, "D", "k head dim"),
+       int_var("Dv", 0, kMaxDim, "D", "v head dim"),
+       int_var("Dc", 0, kMaxDim, "D", "head dim of both caches"),
+       int_var("Cv", 0, kMaxPos, "Cmax", "v_cache rows")}};
   return op;
 }
 

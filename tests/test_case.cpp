@@ -4,7 +4,10 @@
 
 #include "core/case.h"
 #include "core/registry.h"
+#include "core/case_rules.h"
 #include "core/rng.h"
+#include "core/runner.h"
+#include "tools/sweep.h"
 
 namespace ts {
 namespace {
@@ -52,6 +55,70 @@ TEST(CaseData, SameIdSameBytes) {
     Problem a = op->make(Case::parse(c.id())), b = op->make(c);
     for (auto& [name, t] : a.inputs) EXPECT_EQ(t.bytes, b.inputs.at(name).bytes) << c.id() << " " << name;
   }
+}
+
+}  // namespace
+}  // namespace ts
+
+namespace ts {
+namespace {
+
+// Each id below once ran as something it did not say (an identity rotation, a default layout, an
+// undefined dtype) or crashed; now each is a usage error that names the culprit.
+TEST(StrictCaseId, HostileIdsAreUsageErrorsNamingTheProblem) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"rope_llama/B=1,S=1,Hq=1,Hkv=1,D=2/float32/texture3d/seed=1", "unknown layout 'texture3d'"},
+      {"rope_llama/B=1,S=1,Hq=1,Hkv=1,D=2/float32/banana/seed=1", "unknown layout 'banana'"},
+      {"rope_llama/B=1,S=1,Hq=1,Hkv=1,D=128,Pos=17/float32/buffer/seed=1", "unknown variable 'Pos'"},
+      {"rope_llama/B=1,S=1,Hq=1,Hkv=1,D=2/int8/buffer/seed=1", "dtype int8 is not defined"},
+      {"rope_llama/B=1,S=1,Hq=1,Hkv=1,D=2/int32/buffer/seed=1", "dtype int32 is not defined"},
+      {"sdpa/S=1,Hq=1,Hkv=1,D=4/bfloat16/buffer/seed=1", "dtype bfloat16 is not defined"},
+      {"sdpa/S=1,Hq=1,Hkv=1,D=4,pos=9223372036854775807,Cmax=8/float32/buffer/seed=1", "pos=9223372036854775807 is out of range"},
+      {"sdpa/S=1,Hq=1,Hkv=1,D=4,impl=fast/float32/buffer/seed=1", "impl=fast is not one of: naive, tiled"},
+      {"sdpa/S=1,Hq=1,Hkv=1,D=four/float32/buffer/seed=1", "D=four is not an integer"},
+      {"sdpa/Hq=1,Hkv=1,D=4/float32/buffer/seed=1", "required variable 'S' is missing"},
+      {"rope_cis/B=1,N=1,C=2,fshape=n_c2/float32/buffer/seed=1", "fshape=n_c2 is not one of"},
+      {"rope_matrix/B=1,H=1,S=1,D=8,sections=4:x/float32/buffer/seed=1", "sections=4:x"},
+      {"rope_llama/B=1,S=1,Hq=1,Hkv=1,D=2,xk_dtype=float99/float32/buffer/seed=1", "xk_dtype=float99 is not a dtype"},
+      {"rope_llama/B=1,S=1,Hq=1,Hkv=1,D=2,out_dtype=float16/float32/buffer/seed=1", "unknown variable 'out_dtype'"},
+      {"rope_llama/B=1,S=1,Hq=1,Hkv=1,D=2/float32/texture3d_c/seed=1", "xq cannot be stored as texture3d_c"},
+      {"rope_llama/B=1,S=1,Hq=1,Hkv=1,D=2/float32/buffer;xq=texture3d_w/seed=1", "xq cannot be stored as texture3d_w"},
+      {"rope_llama/B=1,S=1,Hq=1,Hkv=1,D=2/float32/buffer;foo=buffer/seed=1", "'foo', which is not a tensor"},
+      {"rope_llama/B=1,S=1,Hq=1,Hkv=1,D=2/float32/buffer;xq=buffer;xq=buffer/seed=1", "given a layout twice"},
+      {"rope_llama/B=1,S=1,Hq=1,Hkv=1,D=2/float32/buffer;xq/seed=1", "must be <tensor>=<layout>"},
+      {"conv9/B=1/float32/buffer/seed=1", "unknown operator 'conv9'"},
+  };
+  for (auto& [id, why] : bad) {
+    try {
+      prepare(parse_case(id));
+      ADD_FAILURE() << id << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << id << ": " << e.what();
+    }
+  }
+}
+
+// Sizes are checked before anything is allocated: an int64 overflow and a case past kMaxCaseBytes
+// are usage errors (the second once built its float64 reference and was killed for memory).
+TEST(StrictCaseId, OversizedCasesAreRefusedBeforeAllocating) {
+  for (const char* id : {"rope_llama/B=1,S=200000,Hq=32,Hkv=8,D=128/float32/buffer/seed=1",
+                         "rope_llama/B=16777216,S=16777216,Hq=16777216,Hkv=1,D=2/float32/buffer/seed=1",
+                         "rope_half/B=16777216,H=16777216,S=16777216,D=16777216/float16/buffer/seed=1",
+                         "sdpa/S=1,Hq=16777216,Hkv=1,D=16777216,pos=0/float32/buffer/seed=1"}) {
+    EXPECT_THROW(prepare(parse_case(id)), CaseTooLarge) << id;
+  }
+}
+
+// Every case the sweep and the properties draw, and every edge case, is a strictly valid id.
+TEST(StrictCaseId, EdgeAndDrawnCasesAreDeclared) {
+  for (const OpDef* op : all_ops())
+    for (DType t : op->dtypes) {
+      for (const Case& c : op->edge_cases(t)) EXPECT_NO_THROW(check_case(*op, parse_case(c.id()))) << c.id();
+      for (uint64_t k = 0; k < 60; ++k) {
+        Case c = draw_case(*op, t, k % 3 != 0, k, int(k * 5 % 101));
+        EXPECT_NO_THROW(check_case(*op, parse_case(c.id()))) << c.id();
+      }
+    }
 }
 
 }  // namespace

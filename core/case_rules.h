@@ -1,0 +1,25 @@
+#pragma once
+// Strict case ids: a case is checked against its operator's declaration before anything is built.
+// Everything here throws UsageError (exit 2) naming the offending part and what is allowed.
+#include <cstdint>
+
+#include "core/op.h"
+
+namespace ts {
+
+// The dtype is one the operator defines, every variable is declared (or is <input>_dtype with a
+// dtype name) and holds a value of its kind in range, every required variable is present, and the
+// storage part names only the operator's tensors with layouts declared for them.
+void check_case(const OpDef& op, const Case& c);
+
+// The most bytes one case may hold in tensors: its inputs, the reference's float64 outputs and
+// the backends' scratch. 2 GiB admits the rope_matrix seed shape (x [1,24,28800,128]: 0.35 GB in
+// float32 plus a 0.71 GB float64 output) while two test processes on a 24 GiB, 2-core machine
+// stay far from memory exhaustion. Larger cases are refused before anything is allocated.
+constexpr uint64_t kMaxCaseBytes = uint64_t(2) << 30;
+
+// Bytes of the tensors op.buffers() declares for a valid problem, with computed float outputs
+// counted as the reference's float64: the reference's memory, estimated before it runs.
+uint64_t declared_output_bytes(const OpDef& op, const Problem& p);
+
+}  // namespace ts
