@@ -14,6 +14,7 @@ rc::Gen<Case> gen_rope_llama(DType t, bool valid) {
     c.set("B", *rc::gen::inRange<int64_t>(1, 3)).set("S", gen::seq_len()).set("Hq", Hkv * ratio).set("Hkv", Hkv);
     c.set("D", D);
     if (int64_t pos = gen::position()) c.set("pos", pos);
+    gen::tables(c);
     if (!valid) {
       switch (*rc::gen::inRange(0, 7)) {
         case 0: c.set("D", D + 1); break;  // freqs follow D/2: only head_dim_even breaks
@@ -37,6 +38,7 @@ rc::Gen<Case> gen_rope_cis(DType t, bool valid) {
     c.set("B", *rc::gen::inRange<int64_t>(1, 4)).set("N", *rc::gen::inRange<int64_t>(1, 65)).set("C", C);
     c.set("fshape", *rc::gen::element<std::string>("n_c2_2", "1_n_c2_2", "nc2_2"));
     if (int64_t pos = gen::position()) c.set("pos", pos);
+    gen::tables(c);
     if (!valid) {
       switch (*rc::gen::inRange(0, 4)) {
         case 0:  // C odd with an N*C-element pair table: only channels_even breaks
@@ -59,6 +61,7 @@ rc::Gen<Case> gen_rope_half(DType t, bool valid) {
     c.set("B", *rc::gen::inRange<int64_t>(1, 3)).set("H", *rc::gen::inRange<int64_t>(1, 9)).set("S", gen::seq_len());
     c.set("D", D);
     if (int64_t pos = gen::position()) c.set("pos", pos);
+    gen::tables(c);
     if (!valid) {
       switch (*rc::gen::inRange(0, 3)) {
         case 0: c.set("D", D + 1); break;

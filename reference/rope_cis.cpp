@@ -91,19 +91,26 @@ std::vector<Case> edge_cases(DType t) {
     if (pos) c.set("pos", pos);
     return c;
   };
-  return {
+  std::vector<Case> v = {
       mk(1, 64, 256),               // SAM2 memory-attention width
       mk(2, 4096, 64, "1_n_c2_2"),  // the batched native shape, many positions
       mk(1, 1, 2),                  // one pair
       mk(3, 7, 6, "nc2_2"),         // C % 4 == 2, flat freqs
       mk(1, 13, 22, "n_c2_2", 5000),
       mk(5, 1, 30, "1_n_c2_2"),
+      mk(3, 5, 14, "nc2_2", 2).set("tables", "random"),  // arbitrary (cos, sin) pairs
       // Invalid.
       mk(1, 4, 7, "nc2_2"),  // C odd, freqs_cis still N*C elements of pairs
       mk(1, 4, 8).set("Nf", 3),
       mk(1, 4, 8, "n_c"),
       mk(1, 4, 8).set("freqs_cis_dtype", t == DType::f16 ? "float32" : "float16"),
   };
+  return v;
+}
+
+Case large_case() {  // x: 16,793,600 elements, 8.4M pairs (one invocation each)
+  Case c{"rope_cis", {}, DType::f32, "buffer", 7};
+  return c.set("B", 64).set("N", 1025).set("C", 256).set("pos", 7);
 }
 
 }  // namespace
@@ -120,7 +127,7 @@ const OpDef& rope_cis_op() {
        {"freqs_cis_inner_2", "freqs_cis has innermost dimension 2"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16, DType::bf16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_cis,
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_cis, large_case,
       {int_var("B", 0, kMaxDim, "", "batch"),
        int_var("N", 0, kMaxDim, "", "tokens"),
        int_var("C", 0, kMaxDim, "", "channels"),

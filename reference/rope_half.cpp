@@ -79,19 +79,27 @@ std::vector<Case> edge_cases(DType t) {
     if (pos) c.set("pos", pos);
     return c;
   };
-  return {
+  std::vector<Case> v = {
       mk(1, 32, 1, 128, 4095),  // decode at a large position
       mk(1, 8, 64, 64),         // prefill
       mk(2, 3, 5, 2),           // D = 2
       mk(1, 5, 7, 6),           // D % 4 == 2
       mk(3, 7, 11, 26),         // prime sizes, ragged
       mk(1, 1, 1, 256, 100000),
+      // Arbitrary tables: the two halves of a row differ, so reading the wrong half shows.
+      mk(2, 3, 6, 10, 3).set("tables", "random"),
       // Invalid.
       mk(1, 2, 3, 5),
       mk(1, 2, 3, 8).set("Sc", 4),
       mk(1, 2, 3, 8).set("Dc", 4),
       mk(1, 2, 3, 8).set("sin_dtype", t == DType::f16 ? "float32" : "float16"),
   };
+  return v;
+}
+
+Case large_case() {  // x: 16,793,600 elements, one invocation each
+  Case c{"rope_half", {}, DType::f32, "buffer", 7};
+  return c.set("B", 1).set("H", 64).set("S", 1025).set("D", 256).set("pos", 11);
 }
 
 }  // namespace
@@ -107,7 +115,7 @@ const OpDef& rope_half_op() {
        {"cos_sin_shape", "cos and sin are exactly [S, D]"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16, DType::bf16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_half,
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_half, large_case,
       {int_var("B", 0, kMaxDim, "", "batch"),
        int_var("H", 0, kMaxDim, "", "heads"),
        int_var("S", 0, kMaxDim, "", "sequence length"),

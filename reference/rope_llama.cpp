@@ -118,6 +118,7 @@ std::vector<Case> edge_cases(DType t) {
       mk(3, 11, 7, 7, 22),        // prime sizes
       mk(1, 1, 1, 1, 2, 100000),  // one pair, huge position
       mk(1, 64, 8, 2, 128, 8192), // prefill chunk at a large offset
+      mk(2, 5, 12, 4, 14, 9).set("tables", "random"),  // arbitrary tables: each pair reads its own (s, i)
   };
   // Invalid: each rule broken on its own.
   v.push_back(mk(1, 2, 2, 2, 7).set("Df", 3));  // D odd (freqs made consistent: only head_dim_even fires)
@@ -129,6 +130,11 @@ std::vector<Case> edge_cases(DType t) {
   v.push_back(mk(1, 3, 2, 2, 8).set("Df", 8));
   v.push_back(mk(1, 3, 2, 2, 8).set("xk_dtype", t == DType::f16 ? "float32" : "float16"));
   return v;
+}
+
+Case large_case() {  // xq: 16,785,408 elements, 8.5M pairs (one invocation each)
+  Case c{"rope_llama", {}, DType::f32, "buffer", 7};
+  return c.set("B", 1).set("S", 2049).set("Hq", 64).set("Hkv", 1).set("D", 128).set("pos", 3);
 }
 
 }  // namespace
@@ -148,7 +154,7 @@ const OpDef& rope_llama_op() {
        {"freqs_shape", "freqs_cos and freqs_sin are exactly [S, D/2]"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16, DType::bf16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_llama,
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_llama, large_case,
       {int_var("B", 0, kMaxDim, "", "batch"),
        int_var("S", 0, kMaxDim, "", "sequence length"),
        int_var("Hq", 0, kMaxDim, "", "query heads"),

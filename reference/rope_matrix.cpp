@@ -150,7 +150,7 @@ std::vector<Case> edge_cases(DType t) {
     if (!sections.empty()) c.set("sections", std::move(sections));
     return c;
   };
-  return {
+  std::vector<Case> v = {
       mk(1, 2, 16, 128, "half", "44:44:40"),  // the seed's 3-D RoPE sections
       mk(1, 4, 1, 64, "interleave"),          // decode
       mk(1, 2, 9, 2, "half"),                 // D = 2
@@ -164,6 +164,12 @@ std::vector<Case> edge_cases(DType t) {
       mk(1, 2, 3, 8, "half").set("Dc", 6),
       mk(1, 2, 3, 8, "half").set("m_dtype", t == DType::f16 ? "float32" : "float16"),
   };
+  return v;
+}
+
+Case large_case() {  // x: 16,781,312 elements, one invocation each
+  Case c{"rope_matrix", {}, DType::f32, "buffer", 7};
+  return c.set("B", 1).set("H", 64).set("S", 4097).set("D", 64).set("mode", "interleave").set("pos", 5);
 }
 
 }  // namespace
@@ -179,7 +185,7 @@ const OpDef& rope_matrix_op() {
        {"cos_sin_shape", "cos and sin are exactly [S, D]"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16, DType::bf16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_matrix,
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_matrix, large_case,
       {int_var("B", 0, kMaxDim, "", "batch"),
        int_var("H", 0, kMaxDim, "", "heads"),
        int_var("S", 0, kMaxDim, "", "sequence length"),

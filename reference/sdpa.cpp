@@ -286,6 +286,12 @@ std::vector<Case> edge_cases(DType t) {
   return v;
 }
 
+// scores: 8 x 64 x 32,775 = 16,780,800 elements, one naive QK invocation each (the grid folds).
+Case large_case() {
+  Case c{"sdpa", {}, DType::f32, "buffer", 7};
+  return c.set("S", 64).set("Hq", 8).set("Hkv", 1).set("D", 4).set("pos", 32711).set("impl", "naive");
+}
+
 }  // namespace
 
 const OpDef& sdpa_op() {
@@ -308,7 +314,7 @@ const OpDef& sdpa_op() {
        {"scratch_fits_32bit", "Hq*S*ctx scores and every tensor below 2^32 elements (32-bit indexing)"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_sdpa,
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_sdpa, large_case,
       {int_var("S", 0, kMaxDim, "", "query rows (1: decode)"),
        int_var("Hq", 0, kMaxDim, "", "query heads"),
        int_var("Hkv", 0, kMaxDim, "", "key/value heads (GQA: Hq/Hkv query heads share one; MQA: 1)"),

@@ -16,8 +16,8 @@ std::string outcome_line(const CaseResult& r) {
   return cat(outcome_name(r.outcome), " ", r.id, ": ", r.detail);
 }
 
-void expect_agrees(Backend& b, const Case& c) {
-  Expected e = prepare(c);
+void expect_agrees(Backend& b, const Expected& e) {
+  const Case& c = e.c;
   ASSERT_TRUE(e.error.empty()) << c.id() << ": " << e.error;
   uint64_t allocs = b.allocations, dispatches = b.dispatches;
   CaseResult r = judge(e, b);
@@ -31,6 +31,8 @@ void expect_agrees(Backend& b, const Case& c) {
     EXPECT_GT(b.dispatches, dispatches) << c.id();
   }
 }
+
+void expect_agrees(Backend& b, const Case& c) { expect_agrees(b, prepare(c)); }
 
 TEST_P(BackendOps, EdgeCasesFloat32) {
   for (const OpDef* op : all_ops())
@@ -57,6 +59,26 @@ TEST_P(BackendOps, Bfloat16IsUnsupportedNotPassed) {
       CaseResult r = judge(e, backend());
       EXPECT_EQ(r.outcome, e.violation ? Outcome::rejected : Outcome::unsupported) << outcome_line(r);
     }
+  }
+}
+
+// Each operator's large case really is past 2^24 elements and past the grid-fold threshold, and
+// PASSes: float-held indices and folded grids are exercised on every backend.
+TEST_P(BackendOps, LargeCasesPassPastTheIndexAndGridThresholds) {
+#ifdef TS_SANITIZED
+  GTEST_SKIP() << "large cases run in the Release pass; under ASan they take minutes and test no memory rule";
+#endif
+  for (const OpDef* op : all_ops()) {
+    Expected e = prepare(op->large_case());
+    ASSERT_TRUE(e.error.empty() && !e.violation) << e.c.id();
+    int64_t largest = 0;
+    for (auto& [name, t] : e.problem.inputs) largest = std::max(largest, t.numel());
+    for (auto& b : op->buffers(e.problem)) largest = std::max(largest, numel(b.shape));
+    uint64_t widest = 0;
+    for (auto& d : op->plan(e.problem)) widest = std::max(widest, d.invocations);
+    EXPECT_GT(largest, int64_t(1) << 24) << e.c.id();
+    EXPECT_GT(widest, 65535u * 64u) << e.c.id();
+    expect_agrees(backend(), e);
   }
 }
 

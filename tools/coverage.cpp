@@ -26,6 +26,12 @@ std::vector<std::string> case_classes(const Expected& e) {
       if (d % 2 == 1) out.push_back(cat("odd ", k));
     }
   if (c.get("pos", 0) >= 1000) out.push_back("position >= 1000");
+  if (c.word("tables", "rope") == "random") out.push_back("tables=random");
+  // Past 2^24 elements a float32-held index stops being exact (and the grid folds).
+  int64_t largest = 0;
+  for (auto& [name, t] : e.problem.inputs) largest = std::max(largest, t.numel());
+  for (auto& b : e.op->buffers(e.problem)) largest = std::max(largest, numel(b.shape));
+  if (largest > (int64_t(1) << 24)) out.push_back("large (>2^24 elements)");
   if (has("mode")) out.push_back("mode=" + c.word("mode", ""));
   if (has("sections")) out.push_back("sections (3-D RoPE)");
   if (has("fshape")) out.push_back("freqs_cis " + c.word("fshape", ""));
@@ -40,7 +46,8 @@ std::vector<std::string> case_classes(const Expected& e) {
 }
 
 std::vector<std::string> expected_classes(const OpDef& op) {
-  std::vector<std::string> out;
+  std::vector<std::string> out = {"large (>2^24 elements)"};
+  if (op.name.rfind("rope_", 0) == 0 && op.name != "rope_matrix") out.push_back("tables=random");
   for (auto& r : op.rules)
     if (r.id != "input_rank") out.push_back("reject:" + r.id);  // case vars cannot change a rank
   if (op.name == "sdpa")

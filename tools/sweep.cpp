@@ -12,6 +12,7 @@ Case draw_case(const OpDef& op, DType dtype, bool valid, uint64_t key, int size)
 
 std::vector<Case> sweep_cases(const OpDef& op, DType dtype, int count, uint64_t seed) {
   std::vector<Case> cases = op.edge_cases(dtype);
+  if (dtype == DType::f32) cases.push_back(op.large_case());
   if (int(cases.size()) > count) cases.resize(size_t(std::max(count, 0)));
   const int random = count - int(cases.size());
   for (int k = 0; k < random; ++k) {
