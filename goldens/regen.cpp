@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 
 #include "core/registry.h"
@@ -9,6 +10,7 @@
 #include "goldens/files.h"
 #include "goldens/manifest.h"
 #include "goldens/sha256.h"
+#include "reference/coverage.h"
 
 namespace ts {
 namespace {
@@ -30,6 +32,7 @@ struct Candidate {
   Problem problem;
   std::optional<Violation> violation;
   size_t bytes = 0;  // of the inputs
+  std::vector<std::string> classes;  // valid cases: the shape classes it covers
 };
 
 Candidate candidate(const Case& c, const OpDef& op) {
@@ -41,6 +44,14 @@ Candidate candidate(const Case& c, const OpDef& op) {
     throw std::runtime_error(cat("edge case ", c.id(), " cannot be built: ", e.what()));
   }
   for (auto& [_, t] : k.problem.inputs) k.bytes += t.nbytes();
+  if (!k.violation) {
+    Expected e;  // the classes need the case and its problem, not the reference's outputs
+    e.c = c;
+    e.op = &op;
+    e.problem = k.problem;
+    for (auto& cls : case_classes(e))
+      if (cls != "valid" && cls.rfind("dtype ", 0) != 0) k.classes.push_back(cls);
+  }
   return k;
 }
 
@@ -118,8 +129,28 @@ GoldenSet golden_set() {
       std::stable_sort(valid.begin(), valid.end(), smaller);
       std::stable_sort(invalid.begin(), invalid.end(), smaller);
       const std::string prefix = cat(op->name, "-", dtype_name(t));
-      for (size_t i = 0; i < valid.size() && i < kValidPerDtype && valid[i].bytes <= kMaxInputBytes; ++i)
-        set.files.emplace_back(cat(prefix, "-pass-", i + 1, ".safetensors"), golden_from_case(valid[i].c));
+      // The smallest cases, then for each shape class of the sweep (reference/coverage.h: GQA, MQA,
+      // prefill, chunked prefill, large logits, ragged, ...) that they miss, the smallest case in it.
+      std::vector<const Candidate*> picked;
+      std::set<std::string> covered;
+      auto pick = [&](const Candidate& k) {
+        picked.push_back(&k);
+        for (auto& cls : k.classes) covered.insert(cls);
+      };
+      for (size_t i = 0; i < valid.size() && i < kValidPerDtype && valid[i].bytes <= kMaxInputBytes; ++i) pick(valid[i]);
+      std::set<std::string> wanted;
+      for (auto& k : valid) wanted.insert(k.classes.begin(), k.classes.end());
+      for (const std::string& cls : wanted) {
+        if (covered.count(cls)) continue;
+        auto it = std::find_if(valid.begin(), valid.end(), [&](auto& k) {
+          return std::find(k.classes.begin(), k.classes.end(), cls) != k.classes.end();
+        });
+        if (it->bytes <= kMaxInputBytes) pick(*it);
+        else set.uncovered[cat("class ", op->name, "/", dtype_name(t), "/", cls)] =
+            cat("the smallest case of the class, ", it->c.id(), ", has ", it->bytes, " bytes of inputs (cap ", kMaxInputBytes, ")");
+      }
+      for (size_t i = 0; i < picked.size(); ++i)
+        set.files.emplace_back(cat(prefix, "-pass-", i + 1, ".safetensors"), golden_from_case(picked[i]->c));
       for (const Rule& rule : op->rules) {
         auto it = std::find_if(invalid.begin(), invalid.end(), [&](auto& k) { return k.violation->rule == rule.id; });
         if (it != invalid.end() && it->bytes > kMaxInputBytes) {

@@ -262,6 +262,8 @@ std::vector<Case> edge_cases(DType t) {
       mk(11, 4, 1, 12, 6, "tiled"),      // ctx 17
       mk(3, 2, 1, 4, 2, "tiled").set("scale_milli", 125),
       mk(2, 4, 2, 4, 5, "tiled").set("Cmax", 7),  // a full cache: no stale rows
+      mk(2, 8, 2, 4, 5, "naive"),        // GQA 4:1, small enough for a committed golden
+      mk(3, 16, 2, 4, 1, "tiled"),       // GQA 8:1, likewise
       // Scaled scores beyond 80: exp() of a raw float32 score overflows; a stable softmax does not.
       mk(4, 2, 1, 8, 12, "tiled").set("logit_scale", 300),
       mk(4, 2, 1, 8, 12, "naive").set("logit_scale", 300),

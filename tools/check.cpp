@@ -7,7 +7,7 @@
 #include "core/runner.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
-#include "tools/coverage.h"
+#include "reference/coverage.h"
 #include "tools/junit.h"
 #include "tools/sweep.h"
 

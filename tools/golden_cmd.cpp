@@ -46,7 +46,7 @@ int regen(const Options& o, const std::vector<std::string>& rest) {
   }
   std::printf("%zu goldens (%zu bytes) in %s: %zu rewritten, %zu unchanged, %zu stale removed; %.2f s\n", s.files,
               s.bytes, dir.c_str(), s.changed, s.files - s.changed, s.removed, since(t0));
-  for (auto& [rule, why] : s.uncovered) std::printf("  no golden for rule %s: %s\n", rule.c_str(), why.c_str());
+  for (auto& [what, why] : s.uncovered) std::printf("  no golden for %s: %s\n", what.c_str(), why.c_str());
   return 0;
 }
 

@@ -1,4 +1,4 @@
-#include "tools/coverage.h"
+#include "reference/coverage.h"
 
 namespace ts {
 
