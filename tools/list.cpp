@@ -19,6 +19,16 @@ int cmd_list(Args& a) {
     std::printf("\n  %s — %s\n    inputs: %s\n    outputs: %s\n    dtypes: %s\n    rules:\n", op->name.c_str(),
                 op->summary.c_str(), ins.c_str(), outs.c_str(), dts.c_str());
     for (auto& r : op->rules) std::printf("      %-22s %s\n", r.id.c_str(), r.text.c_str());
+    std::printf("    case variables (an id may hold only these; <input>_dtype=T puts one input in another dtype):\n");
+    for (auto& v : op->vars) {
+      std::string kind = v.kind == Var::Kind::word ? "one of " : v.kind == Var::Kind::integers ? "integers ':'-joined in " : "integer in ";
+      if (v.kind == Var::Kind::word)
+        for (size_t i = 0; i < v.words.size(); ++i) kind += (i ? "|" : "") + v.words[i];
+      else
+        kind += cat("[", v.min, ", ", v.max, "]");
+      std::printf("      %-12s %s; %s; %s\n", v.name.c_str(), kind.c_str(),
+                  v.dflt.empty() ? "required" : ("default " + v.dflt).c_str(), v.help.c_str());
+    }
   }
   std::printf("\nBackends\n");
   for (auto& s : slots) {
