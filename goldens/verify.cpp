@@ -55,13 +55,15 @@ std::string misfit(const OpDef* op, const Golden& g) {
 // tolerance. The reference is float64 and deterministic up to summation order (which may differ
 // between machines: vectorised Eigen kernels, the AVX2 or portable GEMM). A float64 sum of n terms
 // in another order moves by at most about n * 2^-53 of the sum of their magnitudes; for these
-// operators (n up to D = 256 products per score or output, softmax weights that sum to 1, scores
-// up to ~1e3 for the large-logit cases) that is under ~1e-12 of the output's largest magnitude.
-// kReferenceTightness leaves a 10x margin above it and stays 600x below float32's unit roundoff
-// (2^-24 ~ 6e-8): expected values that were rounded to float32 (or float16/bfloat16) on their way
-// into the file, or scaled by 1.01, fail. The atol term, relative to the largest finite magnitude
-// of the reference's output (not the file's, which a bad file could inflate), covers elements near
-// zero whose value came from cancelling large terms.
+// operators (up to a few hundred products per score or output, softmax weights that sum to 1,
+// scores up to ~1e3 for the large-logit cases) that stays near 1e-13 of the output's largest
+// magnitude. Measured: 989 valid cases (every edge case and 80 drawn per operator and dtype, large
+// logits up to D=256 included) written by the default build verify with the reference of an
+// -march=native (AVX-512 Eigen) build at worst 0.0012 of this tolerance. It stays 6000x below
+// float32's unit roundoff (2^-24 ~ 6e-8): expected values rounded to float32 (or float16,
+// bfloat16) on their way into the file, or scaled by 1.01, fail. The atol term, relative to the
+// largest finite magnitude of the reference's output (not the file's, which a bad file could
+// inflate), covers elements near zero whose value came from cancelling large terms.
 constexpr double kReferenceTightness = 1e-11;
 
 Tolerance reference_tolerance(const Tensor& ref) {
