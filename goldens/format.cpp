@@ -32,6 +32,7 @@ std::optional<std::string> take_optional(std::map<std::string, std::string>& m, 
 }
 
 json parse_json(const std::string& text, const std::string& file, const std::string& key) {
+  check_json_depth(text, cat(file, ": metadata '", key, "'"));
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
@@ -124,7 +125,7 @@ Golden parse_golden(std::string_view bytes, const std::string& file) {
 Golden read_golden(const std::string& path) {
   std::string bytes;
   try {
-    bytes = read_file(path);
+    bytes = read_file(path, kMaxReadBytes);
   } catch (const std::runtime_error& e) {
     throw FormatError(e.what());
   }

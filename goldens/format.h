@@ -33,6 +33,7 @@ struct Golden {
 // Structure only: the metadata and tensor names follow the format. Whether the operator exists
 // and the tensors fit it is for the verifier. Throws FormatError naming `file` and the problem.
 Golden parse_golden(std::string_view bytes, const std::string& file);
+// read_file's rules apply: anything but a regular file of at most kMaxReadBytes is a FormatError.
 Golden read_golden(const std::string& path);
 
 // Deterministic bytes: the same Golden gives the same file on every machine.

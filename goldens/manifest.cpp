@@ -37,6 +37,11 @@ std::string source_changes(const std::map<std::string, std::string>& was, const 
 
 }  // namespace
 
+bool is_golden_file_name(std::string_view name) {
+  return ends_with(name, ".safetensors") && name.size() > std::string_view(".safetensors").size() && name[0] != '.' &&
+         name.find('/') == std::string_view::npos && name.find('\0') == std::string_view::npos;
+}
+
 std::map<std::string, std::string> reference_sources() {
   std::map<std::string, std::string> out;
   for (auto& [path, text] : embedded_files()) {
@@ -64,6 +69,7 @@ std::string serialize_manifest(const Manifest& m) {
 
 Manifest parse_manifest(std::string_view text, const std::string& file) {
   Manifest m;
+  check_json_depth(text, file);
   try {
     json j = json::parse(text);
     if (j.at("format") != kManifestFormat) throw FormatError(cat(file, ": format is not ", kManifestFormat));
@@ -72,6 +78,9 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
     m.uncovered = j.at("rules_without_golden").get<std::map<std::string, std::string>>();
     if (j["reference_sources"].at("sha256") != combined_hash(m.sources))
       throw FormatError(cat(file, ": reference_sources.sha256 does not match its file list (edited by hand)"));
+    for (auto& [name, _] : m.files)
+      if (!is_golden_file_name(name))
+        throw FormatError(cat(file, ": lists '", name, "', which is not a plain *.safetensors file name"));
   } catch (const json::exception& e) {
     throw FormatError(cat(file, ": not a golden manifest: ", e.what()));
   }
@@ -99,14 +108,16 @@ std::vector<std::string> manifest_problems(const std::string& dir, const Manifes
     std::string path = (fs::path(dir) / name).string();
     auto it = m.files.find(name);
     if (it == m.files.end()) {
-      problems.push_back(cat(path, ": not listed in ", kManifestName, " (added by hand? run touchstone golden regen)"));
+      problems.push_back(cat(path, ": not listed in ", kManifestName,
+                             ", so not part of the set golden regen wrote (regen leaves such files alone: keep "
+                             "another tool's goldens in a directory of their own, or verify them by name)"));
       continue;
     }
     std::string bytes;
     try {
       bytes = read_file(path);
-    } catch (const std::exception&) {
-      problems.push_back(cat(path, ": listed in ", kManifestName, " but missing"));
+    } catch (const std::exception& e) {
+      problems.push_back(describe_path(path).empty() ? cat(path, ": listed in ", kManifestName, " but missing") : e.what());
       continue;
     }
     if (sha256_hex(bytes) != it->second)

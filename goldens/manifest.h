@@ -2,6 +2,7 @@
 // MANIFEST.json of a golden directory: the sha256 of every golden file regen wrote, and the sha256
 // of the reference sources (embedded in the binary) that computed them. Verify uses it to tell a
 // stale set (the references changed since regen) from a file edited by hand.
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -10,6 +11,20 @@
 namespace ts {
 
 inline constexpr std::string_view kManifestName = "MANIFEST.json";
+
+// Present while a regen is renaming files into a directory: from before its first rename until its
+// manifest is committed and the files that left the set are removed. Found later, it means a regen
+// was killed midway and the directory mixes two sets, whatever its manifest says. It lists the
+// files that regen was committing, one per line, so the next regen knows them as its own.
+inline constexpr std::string_view kRegenMarkerName = "MANIFEST.in-progress";
+
+// A manifest lists each file in about 100 bytes: 16 MiB is over 100,000 files, and bounds what
+// parsing a hostile one costs (nlohmann holds about 10x the text).
+inline constexpr uint64_t kMaxManifestBytes = uint64_t(16) << 20;
+
+// Whether a name may appear in a manifest or marker: a plain `*.safetensors` file name, not hidden,
+// without a directory part (regen removes listed files: a listed "../x" must never be one).
+bool is_golden_file_name(std::string_view name);
 
 struct Manifest {
   std::map<std::string, std::string> sources;  // source path -> sha256 of its text
@@ -28,8 +43,8 @@ std::string serialize_manifest(const Manifest& m);                    // determi
 Manifest parse_manifest(std::string_view text, const std::string& file);  // throws FormatError
 
 // What is wrong with `dir` against its manifest, one line each: stale reference sources, files
-// whose bytes changed, files missing or not listed. `only` limits the file checks to those names
-// (empty: every file of the directory).
+// whose bytes changed, files missing, unreadable or not listed. `only` limits the file checks to
+// those names (empty: every file of the directory).
 std::vector<std::string> manifest_problems(const std::string& dir, const Manifest& m,
                                            const std::vector<std::string>& only);
 

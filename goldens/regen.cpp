@@ -1,6 +1,13 @@
 #include "goldens/regen.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
@@ -53,6 +60,63 @@ Candidate candidate(const Case& c, const OpDef& op) {
       if (cls != "valid" && cls.rfind("dtype ", 0) != 0) k.classes.push_back(cls);
   }
   return k;
+}
+
+// An exclusive flock on DIR/.regen.lock for the lifetime of the object. A second regen refuses at
+// once rather than waiting: a regen takes seconds, so one still holding the lock is more likely
+// stuck (or being debugged) than about to finish, and a CI job should fail visibly, not hang.
+// The lock file is never removed: unlinking a lock file lets a third process lock a new inode.
+class DirLock {
+ public:
+  explicit DirLock(const std::string& dir) : path_((fs::path(dir) / ".regen.lock").string()) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+    if (fd_ < 0) throw std::runtime_error(cat("cannot open the lock file ", path_, ": ", std::strerror(errno)));
+    struct stat st;
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      throw std::runtime_error(cat("the lock file ", path_, " is not a regular file"));
+    }
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      ::close(fd_);
+      if (err == EWOULDBLOCK)
+        throw std::runtime_error(cat("another golden regen is running in ", dir, " (it holds ", path_,
+                                     "); refusing to run two at once: try again when it has finished"));
+      throw std::runtime_error(cat("cannot lock ", path_, ": ", std::strerror(err)));
+    }
+  }
+  ~DirLock() { ::close(fd_); }  // releases the lock
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// The golden files a previous regen of `dir` wrote: those its manifest lists, and those listed by
+// the marker of a regen killed while committing. A manifest or marker that cannot be read or is
+// malformed adds nothing: then nothing is removed, and the set's own names are still rewritten.
+std::set<std::string> previous_files(const std::string& dir, const std::string& marker) {
+  std::set<std::string> ours;
+  const std::string manifest = (fs::path(dir) / kManifestName).string();
+  try {
+    if (!describe_path(manifest).empty())
+      for (auto& [name, _] : parse_manifest(read_file(manifest, kMaxManifestBytes), manifest).files) ours.insert(name);
+  } catch (const std::exception&) {
+  }
+  try {
+    if (!describe_path(marker).empty()) {
+      std::string text = read_file(marker, kMaxManifestBytes);
+      for (size_t at = 0, end; at < text.size(); at = end + 1) {
+        end = std::min(text.find('\n', at), text.size());
+        std::string name = text.substr(at, end - at);
+        if (is_golden_file_name(name)) ours.insert(name);
+      }
+    }
+  } catch (const std::exception&) {
+  }
+  return ours;
 }
 
 Golden golden_from_expected(const Expected& e) {
@@ -171,24 +235,39 @@ GoldenSet golden_set() {
 }
 
 RegenSummary regenerate(const std::string& dir) {
+  fs::create_directories(dir);
+  DirLock lock(dir);
   GoldenSet set = golden_set();
   Manifest m;
   m.uncovered = set.uncovered;
   m.sources = reference_sources();
   if (m.sources.empty()) throw std::runtime_error("this binary embeds no reference sources to hash (see CMakeLists.txt)");
-  fs::create_directories(dir);
+  for (auto& [name, g] : set.files) m.files[name] = "";
+
+  // Ours: what the previous regen listed, and what a killed one was committing; nothing else.
+  const std::string marker = (fs::path(dir) / kRegenMarkerName).string();
+  std::set<std::string> ours = previous_files(dir, marker);
+  std::set<std::string> temps_of = ours;
+  for (auto& [name, _] : m.files) temps_of.insert(name);
+  temps_of.insert(std::string(kManifestName));
+  temps_of.insert(std::string(kRegenMarkerName));
   for (const fs::path& p : files_of(dir))
-    if (is_temp_name(p.filename().string())) fs::remove(p);
+    if (std::any_of(temps_of.begin(), temps_of.end(), [&](auto& of) { return is_temp_name(p.filename().string(), of); }))
+      fs::remove(p);
 
   RegenSummary sum;
   std::vector<std::pair<std::string, std::string>> staged;  // temporary file, final path
+  auto clean = [&] {
+    std::error_code ec;
+    for (auto& [temp, _] : staged) fs::remove(temp, ec);  // those already renamed are gone
+  };
   auto stage = [&](const std::string& path, const std::string& bytes) {
     std::string old;
     try {
       old = read_file(path);
-    } catch (const std::runtime_error&) {
+    } catch (const std::runtime_error&) {  // missing, or not a regular file: the commit refuses those
     }
-    if (old != bytes) staged.emplace_back(write_temp_beside(path, bytes), path);
+    if (old != bytes || describe_path(path) != "a regular file") staged.emplace_back(write_temp_beside(path, bytes), path);
   };
   try {
     for (auto& [name, g] : set.files) {
@@ -199,17 +278,37 @@ RegenSummary regenerate(const std::string& dir) {
     }
     sum.changed = staged.size();
     stage((fs::path(dir) / kManifestName).string(), serialize_manifest(m));
+    // Every destination is checked before the first rename, so a link or special file among them
+    // fails the regen with the previous set untouched.
+    for (auto& [_, path] : staged)
+      if (std::string what = describe_path(path); !what.empty() && what != "a regular file")
+        throw std::runtime_error(cat("refusing to replace ", path, ": it is ", what, ", not a regular file"));
+    if (!staged.empty()) {
+      // What this regen may rename in or has still to remove, for the next one if it is killed.
+      std::set<std::string> names = ours;
+      for (auto& [temp, path] : staged) names.insert(fs::path(path).filename().string());
+      std::string listing = "# golden regen is committing these files (see goldens/manifest.h)\n";
+      for (auto& name : names) listing += name + "\n";
+      write_file_atomic(marker, listing);
+    }
+    for (auto& [temp, path] : staged) commit_temp(temp, path);
+    sync_dir(dir);
   } catch (...) {
-    for (auto& [temp, _] : staged) fs::remove(temp);
+    clean();
     throw;
   }
-  for (auto& [temp, path] : staged) commit_temp(temp, path);
+  for (const std::string& name : ours)
+    if (!m.files.count(name)) {
+      std::error_code ec;
+      if (fs::remove(fs::path(dir) / name, ec)) ++sum.removed;
+    }
+  std::error_code ec;
+  fs::remove(marker, ec);
   sync_dir(dir);
   for (const fs::path& p : files_of(dir))
-    if (p.extension() == ".safetensors" && !m.files.count(p.filename().string())) {
-      fs::remove(p);
-      ++sum.removed;
-    }
+    if (p.extension() == ".safetensors" && !m.files.count(p.filename().string()))
+      sum.left_alone.push_back(p.filename().string());
+  std::sort(sum.left_alone.begin(), sum.left_alone.end());
   sum.files = set.files.size();
   sum.uncovered = set.uncovered;
   return sum;

@@ -32,11 +32,16 @@ GoldenSet golden_set();
 struct RegenSummary {
   size_t files = 0, changed = 0, removed = 0, bytes = 0;
   std::map<std::string, std::string> uncovered;
+  std::vector<std::string> left_alone;  // *.safetensors in the directory that regen did not write
 };
 
-// Rewrites `dir` with golden_set() and its MANIFEST.json. All files are computed and written to
-// temporary names first; only then are they renamed into place (the manifest last) and the golden
-// files no longer in the set removed, so an interrupted regen leaves the previous set readable.
+// Rewrites `dir` with golden_set() and its MANIFEST.json, holding an exclusive lock on
+// DIR/.regen.lock (a second regen of the same directory throws at once, naming the lock). All
+// files are computed and written to temporary names first (removed again if anything fails); only
+// then are they renamed into place, between writing and removing DIR/MANIFEST.in-progress (the
+// manifest renamed last), so a regen killed midway leaves a marker that makes `verify --dir` fail.
+// Removed afterwards: only files the previous manifest (or a killed regen's marker) listed that
+// left the set. Other *.safetensors (another tool's goldens) are never touched, only reported.
 RegenSummary regenerate(const std::string& dir);
 
 }  // namespace ts

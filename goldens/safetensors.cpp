@@ -27,6 +27,7 @@ struct Span {
 // nlohmann keeps the last of duplicate keys silently; a file whose tensors or metadata another
 // reader could resolve differently is rejected instead.
 json parse_header(std::string_view text, const std::string& file) {
+  check_json_depth(text, cat(file, ": header"));
   std::vector<std::set<std::string>> open;
   std::string duplicate;
   auto watch = [&](int, json::parse_event_t ev, json& j) {
@@ -124,6 +125,26 @@ void check_tiling(std::vector<Span> spans, uint64_t size, const std::string& fil
 }
 
 }  // namespace
+
+void check_json_depth(std::string_view text, const std::string& where) {
+  size_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw FormatError(cat(where, " nests JSON deeper than ", kMaxJsonDepth, " levels (refused: printing or copying ",
+                              "such a value would recurse once per level)"));
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
 
 std::string_view safetensors_dtype(DType t) {
   switch (t) {

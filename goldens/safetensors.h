@@ -25,6 +25,16 @@ struct SafeTensors {
   Tensors tensors;
 };
 
+// JSON nested deeper than this is refused before it is parsed. nlohmann parses iteratively, but
+// copying, printing and comparing a value recurse once per level, so a header nested 100,000 deep
+// would overflow the stack in the first error message. A golden header is 3 levels deep (header,
+// tensor, shape) and its params a few more; 32 leaves room for any real file.
+inline constexpr size_t kMaxJsonDepth = 32;
+
+// Throws FormatError "<where> nests JSON deeper than 32 levels" for such text; counts the brackets
+// outside strings only, and does not otherwise validate.
+void check_json_depth(std::string_view text, const std::string& where);
+
 // "F32", "F16", "BF16", "I8", "I32", "F64": the safetensors names of the dtypes Touchstone has.
 std::string_view safetensors_dtype(DType t);
 std::optional<DType> dtype_from_safetensors(std::string_view name);

@@ -1,6 +1,5 @@
 #pragma once
-// SHA-256 (FIPS 180-4), for the golden manifest: written here so a manifest can be checked with
-// `sha256sum` and the build needs no crypto library.
+// SHA-256 for the golden manifest (OpenSSL's), so a manifest can be checked with `sha256sum`.
 #include <string>
 #include <string_view>
 

@@ -27,9 +27,11 @@ CaseResult judge_golden(const GoldenCheck& g, Backend& backend);
 // The *.safetensors files of a directory, sorted; throws UsageError if it cannot be listed.
 std::vector<std::string> golden_files(const std::string& dir);
 
-// Problems `dir` has against its MANIFEST.json (none if it has no manifest): stale reference
-// sources, and for the named files (every file if `only` is empty) edits by hand, missing files,
-// unlisted files.
+// Problems `dir` has against its MANIFEST.json: a regen that never finished (kRegenMarkerName),
+// stale reference sources, and for the named files (every file if `only` is empty) edits by hand,
+// missing or unreadable files, unlisted files. Without a manifest: none for named files (another
+// tool's goldens have none), one for the whole directory (`only` empty), which is verified as a
+// set only against a manifest.
 std::vector<std::string> verify_manifest(const std::string& dir, const std::vector<std::string>& only);
 
 }  // namespace ts

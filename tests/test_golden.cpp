@@ -2,7 +2,6 @@
 // canonical and regen deterministic, the committed set verifies and is current, a file written by
 // another tool verifies like ours, and the manifest tells a stale set from a hand edit.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cmath>
 #include <cstring>
@@ -16,6 +15,7 @@
 #include "goldens/regen.h"
 #include "goldens/sha256.h"
 #include "goldens/verify.h"
+#include "tests/golden_test_util.h"
 #include "tools/backends.h"
 
 namespace ts {
@@ -23,26 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-const std::string kCommitted = std::string(TS_SOURCE_DIR) + "/goldens";
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "ts-golden-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-// A safetensors file assembled by hand from a header and a data area, as another tool would.
-std::string assemble(const std::string& header, const std::string& data) {
-  std::string out(8, '\0');
-  uint64_t n = header.size();
-  std::memcpy(out.data(), &n, 8);
-  return out + header + data;
-}
+using golden_test::assemble;
+using golden_test::kCommitted;
+using golden_test::TempDir;
 
 // The header (as JSON) and data area of well-formed bytes, to be broken one field at a time.
 std::pair<json, std::string> split(const std::string& bytes) {
@@ -198,22 +181,38 @@ TEST(GoldenFormat, RefusesHostileFilesNamingTheProblem) {
   expect_refused(dup, "key 'cos' twice");
 }
 
-TEST(GoldenRegen, IsDeterministicAndReplacesOnlyWhenDone) {
+// The directory's files by name, regen's lock file aside.
+std::map<std::string, std::string> contents(const fs::path& dir) {
+  std::map<std::string, std::string> m;
+  for (auto& e : fs::directory_iterator(dir))
+    if (e.path().filename() != ".regen.lock") m[e.path().filename().string()] = read_file(e.path().string());
+  return m;
+}
+
+TEST(GoldenRegen, IsDeterministicAndRemovesOnlyItsOwnFiles) {
   TempDir dir;
   RegenSummary first = regenerate(dir.path.string());
-  std::map<std::string, std::string> bytes;
-  for (auto& e : fs::directory_iterator(dir.path)) bytes[e.path().filename().string()] = read_file(e.path().string());
+  std::map<std::string, std::string> bytes = contents(dir.path);
   EXPECT_EQ(first.files + 1, bytes.size()) << "the goldens and MANIFEST.json";
   EXPECT_LT(first.bytes, 1u << 20);
+  EXPECT_TRUE(first.left_alone.empty());
 
-  // A stale golden and a temporary file of a killed run are cleaned up; nothing else changes.
+  // Removed: a golden the previous manifest listed that left the set, and a temporary file of a
+  // killed run. Kept: another tool's golden, and a temporary file of a name regen does not own.
+  Manifest m = parse_manifest(bytes.at("MANIFEST.json"), "MANIFEST.json");
+  m.files["old.safetensors"] = sha256_hex("x");
+  write_file_atomic(dir / "MANIFEST.json", serialize_manifest(m));
   write_file_atomic(dir / "old.safetensors", "x");
-  write_file_atomic(dir / ".a.safetensors.tmp-Ab12Cd", "x");
+  write_file_atomic(dir / "foreign.safetensors", "made by another tool");
+  write_file_atomic(dir / ".rope_half-float32-pass-1.safetensors.tmp-Ab12Cd", "x");
+  write_file_atomic(dir / ".foreign.safetensors.tmp-Ab12Cd", "x");
   RegenSummary second = regenerate(dir.path.string());
   EXPECT_EQ(second.changed, 0u);
   EXPECT_EQ(second.removed, 1u);
-  std::map<std::string, std::string> again;
-  for (auto& e : fs::directory_iterator(dir.path)) again[e.path().filename().string()] = read_file(e.path().string());
+  EXPECT_EQ(second.left_alone, std::vector<std::string>{"foreign.safetensors"});
+  std::map<std::string, std::string> again = contents(dir.path);
+  EXPECT_EQ(again["foreign.safetensors"], "made by another tool");
+  EXPECT_EQ(again.erase("foreign.safetensors") + again.erase(".foreign.safetensors.tmp-Ab12Cd"), 2u);
   EXPECT_EQ(again, bytes);
 }
 

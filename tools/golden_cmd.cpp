@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/registry.h"
+#include "goldens/files.h"
 #include "goldens/regen.h"
 #include "goldens/verify.h"
 #include "tools/backends.h"
@@ -47,6 +48,8 @@ int regen(const Options& o, const std::vector<std::string>& rest) {
   std::printf("%zu goldens (%zu bytes) in %s: %zu rewritten, %zu unchanged, %zu stale removed; %.2f s\n", s.files,
               s.bytes, dir.c_str(), s.changed, s.files - s.changed, s.removed, since(t0));
   for (auto& [what, why] : s.uncovered) std::printf("  no golden for %s: %s\n", what.c_str(), why.c_str());
+  for (auto& name : s.left_alone)
+    std::printf("  left alone: %s (not written by golden regen: not in its manifest)\n", name.c_str());
   return 0;
 }
 
@@ -77,6 +80,7 @@ int verify(const Options& o, std::vector<std::string> files) {
   const std::string& junit = o.junit;
   const bool reference_only = o.reference_only;
   if (reference_only && !o.backend_words.empty()) throw UsageError("--reference-only runs no backend; drop the backend options");
+  if (!junit.empty()) check_output_path(junit);
   std::vector<BackendSlot> slots;
   if (!reference_only) slots = open_slots(o);
   if (!dir.empty() && !files.empty()) throw UsageError("golden verify takes FILES or --dir DIR, not both");
@@ -176,13 +180,14 @@ int export_case(const Options& o, const std::vector<std::string>& rest) {
   if (rest.size() != 1) throw UsageError("golden export takes exactly one case id");
   Case c = Case::parse(rest[0]);
   if (!find_op(c.op)) throw UsageError(cat("unknown operator '", c.op, "' (see touchstone list)"));
-  Golden g = golden_from_case(c);
   if (out.empty()) {
     out = c.id();
     for (char& ch : out)
       if (ch == '/') ch = '-';
     out += ".safetensors";
   }
+  check_output_path(out);  // before the reference runs: a bad destination costs nothing
+  Golden g = golden_from_case(c);
   write_golden(out, g);
   std::printf("wrote %s: %s, expect %s\n", out.c_str(), c.id().c_str(), g.reject ? "reject" : "pass");
   return 0;
@@ -213,7 +218,7 @@ int show(const std::vector<std::string>& files) {
     Golden g;
     try {
       g = read_golden(f);
-    } catch (const FormatError& e) {
+    } catch (const std::exception& e) {  // FormatError, or bad_alloc: one bad file is one MALFORMED entry
       std::printf("%s\n  MALFORMED: %s\n", f.c_str(), e.what());
       rc = 1;
       continue;

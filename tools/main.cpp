@@ -35,17 +35,22 @@ golden subcommands
   golden regen [--dir DIR]  rewrite the golden set (default goldens/) from the references: the
                             smallest valid edge cases and one rejected case per contract rule, per
                             operator and dtype. Deterministic and atomic; MANIFEST.json records each
-                            file's sha256 and the hash of the reference sources
+                            file's sha256 and the hash of the reference sources. Removes only files
+                            its previous manifest listed; a second regen of DIR at once refuses
   golden verify [FILES... | --dir DIR] [--reference-only] [--junit FILE] [backend options]
-                            per file: the reference still reproduces the expected outputs within the
-                            file's tolerance, every backend matches them, and reject files are
-                            rejected by all with the same rule id; prints a file x backend table.
+                            per file: the reference still reproduces the expected outputs to float64
+                            precision, every backend matches them within the file's tolerance, and
+                            reject files are rejected by all with the same rule id; prints a file x
+                            backend table.
                             A malformed file is reported and the run goes on. With a MANIFEST.json,
                             stale goldens (reference sources changed since regen) and hand-edited
-                            files fail. Default --dir goldens; files made by other tools verify the
-                            same way. Exit 0 all good, 1 any failure, 2 usage or set-up error
+                            files fail; a --dir without MANIFEST.json, or left mid-commit by a killed
+                            regen, fails (exit 1): name files to verify them without a manifest.
+                            Default --dir goldens; files made by other tools verify the same way.
+                            Exit 0 all good, 1 any failure, 2 usage or set-up error
   golden export CASE_ID [-o FILE]
-                            one case as a golden file (valid: expected outputs; invalid: expect=reject)
+                            one case as a golden file (valid: expected outputs; invalid: expect=reject);
+                            FILE must be new or a regular file: links and special files are refused
   golden show FILE...       metadata, and each tensor's dtype, shape, min, max, mean, NaN/Inf counts
 
 backend options (check, repro, list, golden verify)
