@@ -252,7 +252,7 @@ TEST(GoldenVerify, CommittedRopeHalfSetOnTheBackends) {
   std::vector<GoldenCheck> checks;
   for (auto& f : golden_files(kCommitted))
     if (fs::path(f).filename().string().rfind("rope_half-", 0) == 0) checks.push_back(check_golden(f));
-  ASSERT_EQ(checks.size(), 21u);
+  ASSERT_GE(checks.size(), 21u);  // 3 dtypes x (the smallest cases + one per class they miss + 4 rules)
   int ran = 0;
   for (const std::string& name : known_backends()) {
     std::string why;
