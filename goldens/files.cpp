@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/case.h"
+
 namespace ts {
 namespace {
 
@@ -71,6 +73,28 @@ void sync_dir(const std::string& dir) {
 void write_file_atomic(const std::string& path, std::string_view bytes) {
   commit_temp(write_temp_beside(path, bytes), path);
   sync_dir(std::filesystem::path(path).parent_path().string());
+}
+
+// provisional: see h-goldens
+void check_output_path(const std::string& path) {
+  if (path.empty()) throw UsageError("an output path is empty");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw UsageError(path + " is a directory; name a file to write");
+    if (!S_ISREG(st.st_mode))
+      throw UsageError(path + " is not a regular file (a FIFO, device or socket); name a regular file to write");
+  } else if (errno != ENOENT) {
+    throw UsageError(path + ": " + std::strerror(errno));
+  }
+  // Outputs are written beside the destination and renamed over it: the directory must take a new
+  // file. Trying is the only test that holds for root, read-only mounts and full disks alike.
+  std::string temp;
+  try {
+    temp = write_temp_beside(std::filesystem::weakly_canonical(path).string(), "");
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("cannot write to ") + path + ": " + e.what());
+  }
+  ::unlink(temp.c_str());
 }
 
 bool is_temp_name(std::string_view name) {

@@ -20,6 +20,10 @@ void sync_dir(const std::string& dir);
 // write_temp_beside + commit_temp + sync_dir.
 void write_file_atomic(const std::string& path, std::string_view bytes);
 
+// An output destination (--junit, -o) checked before any work starts: its directory exists and
+// takes new files, and the path is not a directory, FIFO, device or socket (after symlinks).
+void check_output_path(const std::string& path);  // throws UsageError
+
 // Whether a file name is one of write_temp_beside's temporaries (left behind by a killed writer).
 bool is_temp_name(std::string_view file_name);
 
