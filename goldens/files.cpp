@@ -121,6 +121,12 @@ void check_output_path(const std::string& path) {
   if (!S_ISDIR(st.st_mode)) throw refuse(cat(dir, " is not a directory"));
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw refuse(cat("directory ", dir, " is not writable (", std::strerror(errno), ")"));
+  // access() says yes to root for any directory (e.g. /proc): prove it takes a new file.
+  std::string probe = (fs::path(dir) / ("." + fs::path(path).filename().string() + std::string(kTempMark) + "XXXXXX")).string();
+  int fd = ::mkostemp(probe.data(), O_CLOEXEC);
+  if (fd < 0) throw refuse(cat("directory ", dir, " takes no new file (", std::strerror(errno), ")"));
+  ::close(fd);
+  ::unlink(probe.c_str());
   // In a sticky directory (/tmp) only the owner of a file or of the directory may rename over it.
   const uid_t me = ::geteuid();
   if (exists && (st.st_mode & S_ISVTX) && me != 0 && file_owner != me && st.st_uid != me)

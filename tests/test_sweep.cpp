@@ -1,6 +1,7 @@
-// The sweep is one deterministic list: the same (op, dtype, count, seed) gives the same case ids,
-// and `check --shard i/n` splits it with no overlap and no gap (the shards' JUnit files together
-// hold exactly the unsharded run's cases).
+// The sweep is one deterministic sequence: the same (op, dtype, count, seed) gives the same case
+// ids, case k is the same whichever order the cases are asked for (they are made on demand), and
+// `check --shard i/n` splits it with no overlap and no gap (the shards' JUnit files together hold
+// exactly the unsharded run's cases).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -14,19 +15,23 @@
 namespace ts {
 namespace {
 
-std::vector<std::string> ids(const std::vector<Case>& cases) {
+std::vector<std::string> ids(const Sweep& s) {
   std::vector<std::string> out;
-  for (auto& c : cases) out.push_back(c.id());
+  for (int64_t k = 0; k < s.size(); ++k) out.push_back(s.at(k).id());
   return out;
 }
 
 TEST(Sweep, SameSeedSameCasesOtherSeedOtherCases) {
   for (const OpDef* op : all_ops()) {
-    auto a = ids(sweep_cases(*op, DType::f16, 60, 7)), b = ids(sweep_cases(*op, DType::f16, 60, 7));
+    auto a = ids(Sweep(*op, DType::f16, 60, 7)), b = ids(Sweep(*op, DType::f16, 60, 7));
     EXPECT_EQ(a, b) << op->name;
-    EXPECT_NE(a, ids(sweep_cases(*op, DType::f16, 60, 8))) << op->name;
+    EXPECT_NE(a, ids(Sweep(*op, DType::f16, 60, 8))) << op->name;
+    // Made on demand: asking in reverse order gives the same case k.
+    Sweep s(*op, DType::f16, 60, 7);
+    for (int64_t k = s.size() - 1; k >= 0; --k) EXPECT_EQ(s.at(k).id(), a[size_t(k)]) << op->name << " case " << k;
     // The hand-picked edge cases come first.
-    auto edges = ids(op->edge_cases(DType::f16));
+    std::vector<std::string> edges;
+    for (auto& c : op->edge_cases(DType::f16)) edges.push_back(c.id());
     ASSERT_LE(edges.size(), a.size());
     EXPECT_TRUE(std::equal(edges.begin(), edges.end(), a.begin())) << op->name;
   }
@@ -42,12 +47,15 @@ std::multiset<std::string> junit_cases(const std::string& path) {
   return out;
 }
 
-int run_check(std::vector<std::string> words) {
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  Args a(int(argv.size()), argv.data(), 2);
-  return cmd_check(a);
+TEST(Sweep, TenMillionCasesCostNothingUntilAsked) {
+  // The last case of the largest sweep is made as cheaply as the first: nothing is built ahead.
+  Sweep s(*find_op("rope_cis"), DType::f32, 10'000'000, 1);
+  EXPECT_EQ(s.size(), 10'000'000);
+  EXPECT_EQ(s.at(s.size() - 1).id(), Sweep(*find_op("rope_cis"), DType::f32, 10'000'000, 1).at(s.size() - 1).id());
+  EXPECT_THROW(s.at(s.size()), std::out_of_range);
 }
+
+int run_check(std::vector<std::string> words) { return run_cli(std::move(words)); }
 
 TEST(Sweep, ShardsPartitionTheSweep) {
   const std::string dir = ::testing::TempDir();

@@ -1,6 +1,7 @@
 #include "tools/backends.h"
 
-#include <cstdlib>
+#include <algorithm>
+#include <cstdio>
 
 #include "core/contract.h"
 #include "gpu/vulkan/vulkan_backend.h"
@@ -15,18 +16,28 @@ const std::vector<std::string>& known_backends() {
   return names;
 }
 
-std::unique_ptr<Backend> open_backend(const std::string& name, const BackendConfig& cfg, std::string* why_not) {
+std::vector<std::string> backend_names(const BackendOptions& o) {
+  const auto& known = known_backends();
+  for (const std::string& n : o.names) {
+    if (n == "all" && o.names.size() > 1) throw UsageError("--backend all names every backend; name no other beside it");
+    if (n != "all" && std::find(known.begin(), known.end(), n) == known.end())
+      throw UsageError(cat("unknown backend '", n, "' (known: vulkan, webgpu, all)"));
+  }
+  return o.names.empty() || o.names[0] == "all" ? known : o.names;
+}
+
+std::unique_ptr<Backend> open_backend(const std::string& name, const BackendOptions& opt, std::string* why_not) {
   std::unique_ptr<Backend> b;
   if (name == "vulkan") {
     VulkanOptions o;
-    o.device = cfg.device;
-    o.validation = cfg.validation;
-    o.timeout_ms = cfg.timeout_ms;
+    o.device = opt.device;
+    o.validation = opt.validation;
+    o.timeout_ms = opt.timeout_ms;
     b = VulkanBackend::create(o, why_not);
   } else if (name == "webgpu") {
 #ifdef TS_HAVE_WEBGPU
     WebGpuOptions o;
-    o.timeout_ms = cfg.timeout_ms;
+    o.timeout_ms = opt.timeout_ms;
     b = WebGpuBackend::create(o, why_not);
 #else
     *why_not = "this build has no WebGPU backend";
@@ -38,24 +49,37 @@ std::unique_ptr<Backend> open_backend(const std::string& name, const BackendConf
   return b;
 }
 
-std::vector<BackendSlot> open_backends(Args& args) {
-  std::vector<std::string> names = args.list("--backend");
-  BackendConfig cfg;
-  cfg.device = args.value("--device", "");
-  const char* env_validation = std::getenv("TOUCHSTONE_VALIDATION");
-  cfg.validation = args.flag("--validation") || (env_validation && std::string(env_validation) == "1");
-  cfg.timeout_ms = uint32_t(args.integer("--timeout-ms", 20000));
-  bool all = names.empty() || (names.size() == 1 && names[0] == "all");
-  if (all) names = known_backends();
+std::vector<BackendSlot> open_backends(const BackendOptions& o) {
+  const bool all = o.names.empty() || o.names[0] == "all";
   std::vector<BackendSlot> slots;
-  for (const std::string& n : names) {
+  for (const std::string& n : backend_names(o)) {
     BackendSlot s;
     s.name = n;
     s.requested = !all;
-    s.backend = open_backend(n, cfg, &s.unavailable);
+    s.backend = open_backend(n, o, &s.unavailable);
     slots.push_back(std::move(s));
   }
   return slots;
+}
+
+int report_backends(const std::vector<BackendSlot>& slots, const char* none_hint) {
+  int usable = 0;
+  for (auto& s : slots) {
+    if (s.backend) {
+      std::printf("backend %-7s %s\n", s.name.c_str(), s.backend->info().name.c_str());
+      ++usable;
+    } else {
+      std::printf("backend %-7s UNAVAILABLE: %s\n", s.name.c_str(), s.unavailable.c_str());
+    }
+  }
+  std::fflush(stdout);
+  for (auto& s : slots)
+    if (!s.backend && s.requested)
+      return std::fprintf(stderr, "error: backend %s is unavailable: %s\n", s.name.c_str(), s.unavailable.c_str()), 2;
+  if (!usable)
+    return std::fprintf(stderr, "error: no GPU backend is available on this machine, so nothing would be checked%s\n",
+                        none_hint), 2;
+  return 0;
 }
 
 }  // namespace ts

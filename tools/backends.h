@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/backend.h"
-#include "tools/args.h"
+#include "tools/options.h"
 
 namespace ts {
 
@@ -19,16 +19,21 @@ struct BackendSlot {
 
 const std::vector<std::string>& known_backends();  // {"vulkan", "webgpu"}
 
-struct BackendConfig {
-  std::string device;      // Vulkan device selector: index or name substring ("" = default)
-  bool validation = false; // Khronos validation layer (Vulkan)
-  uint32_t timeout_ms = 20000;
-};
+using BackendConfig = BackendOptions;  // the name tests use for a backend's settings
+
+// The backends `o` names (every known one for none or "all"), in known_backends() order when
+// none is named. Unknown names, or "all" beside another name: UsageError. Opening nothing.
+std::vector<std::string> backend_names(const BackendOptions& o);
 
 // One backend by name; null with the reason when it cannot run here. Unknown names: UsageError.
-std::unique_ptr<Backend> open_backend(const std::string& name, const BackendConfig& cfg, std::string* why_not);
+std::unique_ptr<Backend> open_backend(const std::string& name, const BackendOptions& o, std::string* why_not);
 
-// Reads --backend, --device, --validation, --timeout-ms from args.
-std::vector<BackendSlot> open_backends(Args& args);
+// Every backend `o` names; an explicitly named one is `requested`.
+std::vector<BackendSlot> open_backends(const BackendOptions& o);
+
+// Prints "backend NAME DEVICE" or "backend NAME UNAVAILABLE: why" per slot; returns the
+// exit code when the set cannot run a command: 2 (with a message) when a requested backend is
+// unavailable or none is usable, else 0.
+int report_backends(const std::vector<BackendSlot>& slots, const char* none_hint = "");
 
 }  // namespace ts

@@ -20,13 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 constexpr const char* kDefaultDir = "goldens";
 
-// Every option is read before the positional arguments, which would otherwise take option values
-// for file names; backend options are kept as words for open_backends, used by verify alone.
-struct Options {
-  std::string dir, junit, out;
-  bool reference_only = false;
-  std::vector<std::string> backend_words;
-};
+using Options = GoldenOptions;
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -64,25 +58,14 @@ std::vector<std::string> manifest_findings(const std::vector<std::string>& files
   return all;
 }
 
-std::vector<BackendSlot> open_slots(const Options& o) {
-  std::vector<std::string> words = {"touchstone"};
-  words.insert(words.end(), o.backend_words.begin(), o.backend_words.end());
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  Args args(int(argv.size()), argv.data(), 1);
-  auto slots = open_backends(args);
-  args.finish();
-  return slots;
-}
-
 int verify(const Options& o, std::vector<std::string> files) {
   std::string dir = o.dir;
   const std::string& junit = o.junit;
   const bool reference_only = o.reference_only;
-  if (reference_only && !o.backend_words.empty()) throw UsageError("--reference-only runs no backend; drop the backend options");
+  if (reference_only && o.backends.given) throw UsageError("--reference-only runs no backend; drop the backend options");
   if (!junit.empty()) check_output_path(junit);
   std::vector<BackendSlot> slots;
-  if (!reference_only) slots = open_slots(o);
+  if (!reference_only) slots = open_backends(o.backends);
   if (!dir.empty() && !files.empty()) throw UsageError("golden verify takes FILES or --dir DIR, not both");
   if (files.empty()) {
     if (dir.empty()) dir = kDefaultDir;
@@ -239,32 +222,12 @@ int show(const std::vector<std::string>& files) {
 
 }  // namespace
 
-int cmd_golden(Args& a) {
-  Options o;
-  o.dir = a.value("--dir", "");
-  o.junit = a.value("--junit", "");
-  o.out = a.value("-o", "");
-  o.reference_only = a.flag("--reference-only");
-  for (const char* name : {"--backend", "--device", "--timeout-ms"})
-    for (auto& v : a.list(name)) o.backend_words.insert(o.backend_words.end(), {name, v});
-  if (a.flag("--validation")) o.backend_words.push_back("--validation");
-  std::vector<std::string> pos = a.positional();
-  a.finish();
-  if (pos.empty()) throw UsageError("golden needs a subcommand: regen, verify, export or show");
-  const std::string sub = pos[0];
-  pos.erase(pos.begin());
-  auto only_for = [&](bool given, const char* option, const char* subs) {
-    if (given) throw UsageError(cat(option, " is an option of golden ", subs, ", not of golden ", sub));
-  };
-  only_for(!o.out.empty() && sub != "export", "-o", "export");
-  only_for(!o.dir.empty() && sub != "regen" && sub != "verify", "--dir", "regen and verify");
-  only_for((!o.junit.empty() || o.reference_only || !o.backend_words.empty()) && sub != "verify",
-           "--junit / --reference-only / --backend", "verify");
-  if (sub == "regen") return regen(o, pos);
-  if (sub == "verify") return verify(o, pos);
-  if (sub == "export") return export_case(o, pos);
-  if (sub == "show") return show(pos);
-  throw UsageError(cat("unknown golden subcommand '", sub, "' (regen, verify, export, show)"));
+int cmd_golden(const GoldenOptions& o) {
+  if (o.sub == "regen") return regen(o, o.args);
+  if (o.sub == "verify") return verify(o, o.args);
+  if (o.sub == "export") return export_case(o, o.args);
+  if (o.sub == "show") return show(o.args);
+  throw UsageError(cat("unknown golden subcommand '", o.sub, "' (regen, verify, export, show)"));
 }
 
 }  // namespace ts

@@ -1,7 +1,7 @@
 #pragma once
 // touchstone golden regen | verify | export | show: golden tensor files (SPEC "Golden files").
-#include "tools/args.h"
+#include "tools/options.h"
 
 namespace ts {
-int cmd_golden(Args& args);
+int cmd_golden(const GoldenOptions& o);
 }  // namespace ts

@@ -7,9 +7,9 @@
 
 namespace ts {
 
-int cmd_list(Args& a) {
-  std::vector<BackendSlot> slots = open_backends(a);
-  a.finish();
+int cmd_list(const ListOptions& o) {
+  std::vector<BackendSlot> slots = open_backends(o.backends);
+  bool missing = false;
   std::printf("Operators\n");
   for (const OpDef* op : all_ops()) {
     std::string ins, outs, dts;
@@ -34,13 +34,15 @@ int cmd_list(Args& a) {
   for (auto& s : slots) {
     if (!s.backend) {
       std::printf("\n  %s: UNAVAILABLE — %s\n", s.name.c_str(), s.unavailable.c_str());
+      missing |= s.requested;
       continue;
     }
     DeviceInfo info = s.backend->info();
     std::printf("\n  %s: %s\n", s.name.c_str(), info.name.c_str());
     for (auto& c : info.capabilities) std::printf("    %s\n", c.c_str());
   }
-  return 0;
+  if (missing) std::fprintf(stderr, "error: a backend named with --backend is UNAVAILABLE on this machine\n");
+  return missing ? 2 : 0;
 }
 
 }  // namespace ts

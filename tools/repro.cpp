@@ -31,13 +31,11 @@ void print_concentration(const CompareReport& r) {
 
 }  // namespace
 
-int cmd_repro(Args& a) {
-  std::vector<BackendSlot> slots = open_backends(a);  // first: option values are not case ids
-  std::vector<std::string> ids = a.positional();
-  a.finish();
-  if (ids.size() != 1) throw UsageError("repro takes exactly one case id");
-  Case c = Case::parse(ids[0]);
+int cmd_repro(const ReproOptions& o) {
+  backend_names(o.backends);  // usage errors before the case is built
+  Case c = Case::parse(o.id);
   if (!find_op(c.op)) throw UsageError(cat("unknown operator '", c.op, "' (see touchstone list)"));
+  std::vector<BackendSlot> slots = open_backends(o.backends);
   Expected e = prepare(c);
   std::printf("case     %s\n", c.id().c_str());
   if (!e.error.empty()) {

@@ -2,6 +2,9 @@
 
 #include <rapidcheck.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "core/rng.h"
 
 namespace ts {
@@ -10,17 +13,20 @@ Case draw_case(const OpDef& op, DType dtype, bool valid, uint64_t key, int size)
   return op.generator(dtype, valid)(rc::Random(key), size).value();
 }
 
-std::vector<Case> sweep_cases(const OpDef& op, DType dtype, int count, uint64_t seed) {
-  std::vector<Case> cases = op.edge_cases(dtype);
-  if (dtype == DType::f32) cases.push_back(op.large_case());
-  if (int(cases.size()) > count) cases.resize(size_t(std::max(count, 0)));
-  const int random = count - int(cases.size());
-  for (int k = 0; k < random; ++k) {
-    uint64_t key = splitmix64(seed ^ fnv1a64(op.name) ^ (uint64_t(dtype) << 56) ^ splitmix64(uint64_t(k)));
-    int size = random > 1 ? k * 100 / (random - 1) : 100;  // grow like RapidCheck: small cases first
-    cases.push_back(draw_case(op, dtype, k % 5 != 4, key, size));
-  }
-  return cases;
+Sweep::Sweep(const OpDef& op, DType dtype, int64_t count, uint64_t seed)
+    : op_(&op), dtype_(dtype), count_(std::max<int64_t>(count, 0)), seed_(seed), edges_(op.edge_cases(dtype)) {
+  if (dtype == DType::f32) edges_.push_back(op.large_case());  // OpDef::large_case says why float32 only
+  if (int64_t(edges_.size()) > count_) edges_.resize(size_t(count_));
+}
+
+Case Sweep::at(int64_t k) const {
+  if (k < 0 || k >= count_) throw std::out_of_range("Sweep::at: case index out of range");
+  const int64_t edges = int64_t(edges_.size());
+  if (k < edges) return edges_[size_t(k)];
+  const int64_t r = k - edges, random = count_ - edges;
+  const uint64_t key = splitmix64(seed_ ^ fnv1a64(op_->name) ^ (uint64_t(dtype_) << 56) ^ splitmix64(uint64_t(r)));
+  const int size = random > 1 ? int(r * 100 / (random - 1)) : 100;  // grow like RapidCheck: small cases first
+  return draw_case(*op_, dtype_, r % 5 != 4, key, size);
 }
 
 }  // namespace ts

@@ -1,7 +1,9 @@
 #pragma once
-// The deterministic case list of one operator x dtype: the hand-picked edge cases first, then
+// The deterministic case sequence of one operator x dtype: the hand-picked edge cases first, then
 // cases drawn from the operator's RapidCheck generators (the same ones the properties use), about
-// one in five of them invalid. Case k of the list depends only on (seed, op, dtype, k).
+// one in five of them invalid. Cases are made one at a time, when asked for, so a sweep of ten
+// million cases holds one case at a time. Case k depends only on (op, dtype, count, seed, k): the
+// count enters through the size ramp (small drawn cases first, as RapidCheck grows them).
 #include <cstdint>
 #include <vector>
 
@@ -9,7 +11,19 @@
 
 namespace ts {
 
-std::vector<Case> sweep_cases(const OpDef& op, DType dtype, int count, uint64_t seed);
+class Sweep {
+ public:
+  Sweep(const OpDef& op, DType dtype, int64_t count, uint64_t seed);
+  int64_t size() const { return count_; }
+  Case at(int64_t k) const;  // 0 <= k < size()
+
+ private:
+  const OpDef* op_;
+  DType dtype_;
+  int64_t count_;
+  uint64_t seed_;
+  std::vector<Case> edges_;  // the first min(count, edge cases) cases
+};
 
 // Draws one case from a generator with a RapidCheck random state derived from `key`.
 Case draw_case(const OpDef& op, DType dtype, bool valid, uint64_t key, int size);

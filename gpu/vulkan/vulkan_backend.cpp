@@ -70,6 +70,7 @@ struct VulkanBackend::State {
 
   ~State() {
     gpu.reset();
+    if (!instance) return;  // create() failed before there was one (no Vulkan driver at all)
     reap(kDrainNs);
     if (abandoned.empty()) return;
     // Still running: its objects can't be destroyed; leaking them (and the instance they belong

@@ -1,0 +1,336 @@
+// The touchstone binary as a user (or a CI job) runs it: usage errors exit 2 before any work,
+// JUnit destinations are checked first and never left stale, signals end a sweep with a partial
+// report, and a backend that cannot run is an error when named and loud when not.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <regex>
+
+#include "tools/junit.h"
+
+extern char** environ;
+
+namespace ts {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Exit {
+  int code = -1;    // exit status, or 128 + signal
+  std::string out;  // stdout and stderr together
+};
+
+// Runs build/touchstone. `watch` sees the output so far after each read and may signal the
+// process. `bound_s` only stops a run that hangs (the test then fails); it measures nothing.
+Exit touchstone(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+               const std::function<void(const std::string&, pid_t)>& watch = {}, int bound_s = 300) {
+  std::vector<std::string> words = {std::string(TS_BINARY_DIR) + "/touchstone"};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv, envp;
+  for (auto& w : words) argv.push_back(const_cast<char*>(w.c_str()));
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));  // first: getenv takes the first match
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  envp.push_back(nullptr);
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  pid_t pid;
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(fds[1]);
+  Exit r;
+  if (rc != 0) {
+    ::close(fds[0]);
+    ADD_FAILURE() << "cannot start " << argv[0];
+    return r;
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(bound_s);
+  for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    if (::poll(&p, 1, 200) > 0) {
+      char buf[4096];
+      const ssize_t n = ::read(fds[0], buf, sizeof buf);
+      if (n == 0) break;
+      if (n > 0) r.out.append(buf, size_t(n));
+    }
+    if (watch) watch(r.out, pid);
+    if (std::chrono::steady_clock::now() > until) {
+      ::kill(pid, SIGKILL);
+      ADD_FAILURE() << "touchstone did not end within " << bound_s << " s: " << r.out.substr(0, 2000);
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+std::string temp_dir(const std::string& name) {
+  fs::path d = fs::path(::testing::TempDir()) / ("ts_cli_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d.string();
+}
+
+// Whether python's XML parser accepts the file (it rejects bad UTF-8, control characters and
+// unescaped specials). False with a reason when no python3 is found.
+bool python_parses_xml(const std::string& path, std::string* why) {
+  for (const char* py : {"/usr/bin/python3", "/usr/local/bin/python3"}) {
+    if (::access(py, X_OK) != 0) continue;
+    const std::string cmd = std::string(py) + " -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' '" +
+                            path + "' 2>&1";
+    *why = "python3 refused " + path;
+    return std::system(cmd.c_str()) == 0;
+  }
+  *why = "no python3";
+  return false;
+}
+
+bool have_python() { return ::access("/usr/bin/python3", X_OK) == 0 || ::access("/usr/local/bin/python3", X_OK) == 0; }
+
+// The sweep these tests start: one op on lavapipe, enough cases that running it whole would hang
+// the test, so a usage error found only after the sweep cannot pass unnoticed.
+const std::vector<std::string> kLongSweep = {"check", "--op", "rope_cis", "--backend", "vulkan", "--cases", "10000000"};
+const std::vector<std::string> kAnyCases = {"check", "--op", "rope_cis", "--backend", "vulkan"};
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(Cli, CasesOutsideTheirRangeAreUsageErrors) {
+  for (const char* n : {"0", "-1", "2147483648", "4294967297", "10000001", "1e3", "+5", "0x10", " 7"}) {
+    Exit r = touchstone(with(kAnyCases, {"--cases", n}));
+    EXPECT_EQ(r.code, 2) << "--cases '" << n << "': " << r.out;
+    EXPECT_NE(r.out.find("1..10,000,000"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("case runs"), std::string::npos) << "a sweep ran: " << r.out;
+  }
+  Exit r = touchstone(with(kAnyCases, {"--cases", ""}));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--cases"), std::string::npos) << r.out;
+}
+
+TEST(Cli, SeedAndShardAreStrict) {
+  for (const char* s : {"-1", "18446744073709551616", "1.5", "seven"}) {
+    Exit r = touchstone(with(kLongSweep, {"--seed", s}));
+    EXPECT_EQ(r.code, 2) << "--seed " << s << ": " << r.out;
+    EXPECT_NE(r.out.find("0..18,446,744,073,709,551,615"), std::string::npos) << r.out;
+  }
+  for (const char* s : {"3/3", "0/0", "1", "-1/2", "0/2/3", "a/2", "0/2x", "0/1000001"}) {
+    Exit r = touchstone(with(kLongSweep, {"--shard", s}));
+    EXPECT_EQ(r.code, 2) << "--shard " << s << ": " << r.out;
+    EXPECT_NE(r.out.find("--shard"), std::string::npos) << r.out;
+  }
+  Exit r = touchstone({"check", "--op", "rope_cis", "--backend", "vulkan", "--cases", "1", "--quiet", "--seed",
+                      "18446744073709551615", "--shard", "1/2"});
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+TEST(Cli, UnknownOptionsAndArgumentsAreUsageErrors) {
+  for (auto args : std::vector<std::vector<std::string>>{
+           with(kLongSweep, {"--bogus"}),
+           {"list", "--cases", "5"},          // an option of another command
+           {"golden", "show", "-o", "x", "f.safetensors"},
+           {"repro", "a/b/c/d/e", "extra"},
+           {"frobnicate"},
+           {"golden", "bogus"},
+           with(kLongSweep, {"--quiet=false"})}) {
+    Exit r = touchstone(args);
+    EXPECT_EQ(r.code, 2) << args.back() << ": " << r.out;
+    EXPECT_NE(r.out.find("error: "), std::string::npos) << r.out;
+  }
+}
+
+TEST(Cli, DuplicatedOrEmptyValuesAreUsageErrors) {
+  const std::string dir = temp_dir("dup");
+  for (auto extra : std::vector<std::vector<std::string>>{{"--cases=5"},  // kLongSweep gave --cases already
+                                                          {"--seed", "1", "--seed", "2"},
+                                                          {"--junit", dir + "/a.xml", "--junit", dir + "/b.xml"},
+                                                          {"--quiet", "--quiet"},
+                                                          {"--backend", "vulkan"},  // kLongSweep named it
+                                                          {"--op", "rope_cis"},
+                                                          {"--dtype", "float32,float32"},
+                                                          {"--dtype", "float32,"},
+                                                          {"--junit", ""},
+                                                          {"--device", ""}}) {
+    Exit r = touchstone(with(kLongSweep, extra));
+    EXPECT_EQ(r.code, 2) << extra[0] << " " << (extra.size() > 1 ? extra[1] : "") << ": " << r.out;
+    EXPECT_EQ(r.out.find("case runs"), std::string::npos) << r.out;
+  }
+}
+
+TEST(Cli, DtypesAreCheckedAgainstTheNamedOperators) {
+  Exit r = touchstone({"check", "--op", "sdpa", "--dtype", "int32", "--cases", "10000000"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("sdpa"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("int32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("float32"), std::string::npos) << "the allowed dtypes are named: " << r.out;
+  r = touchstone({"check", "--dtype", "float99", "--cases", "10000000"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("float99"), std::string::npos) << r.out;
+}
+
+TEST(Cli, JunitDestinationIsCheckedBeforeTheSweep) {
+  const std::string dir = temp_dir("dest");
+  std::vector<std::string> bad = {"/nonexistent-dir/x.xml", dir, dir + "/missing/x.xml"};
+  if (::geteuid() == 0) {
+    bad.push_back("/proc/touchstone-junit.xml");  // root writes anywhere a file system lets it
+  } else {
+    fs::create_directories(dir + "/ro");
+    fs::permissions(dir + "/ro", fs::perms::owner_read | fs::perms::owner_exec);
+    bad.push_back(dir + "/ro/x.xml");
+  }
+  for (const std::string& path : bad) {
+    Exit r = touchstone(with(kLongSweep, {"--junit", path}));
+    EXPECT_EQ(r.code, 2) << path << ": " << r.out;
+    EXPECT_NE(r.out.find(path), std::string::npos) << "the message names the destination: " << r.out;
+    EXPECT_EQ(r.out.find("backend vulkan"), std::string::npos) << "checked before anything opened: " << r.out;
+  }
+}
+
+TEST(Cli, JunitToDevNullLeavesDevNullAlone) {
+  struct stat before, after;
+  ASSERT_EQ(::stat("/dev/null", &before), 0);
+  ASSERT_TRUE(S_ISCHR(before.st_mode));
+  Exit r = touchstone({"check", "--op", "rope_cis", "--backend", "vulkan", "--cases", "1", "--quiet", "--junit", "/dev/null"});
+  EXPECT_TRUE(r.code == 0 || r.code == 2) << r.out;  // written through or refused: both keep it
+  ASSERT_EQ(::lstat("/dev/null", &after), 0);
+  EXPECT_TRUE(S_ISCHR(after.st_mode)) << "/dev/null was replaced";
+  EXPECT_EQ(before.st_rdev, after.st_rdev);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+}
+
+// A link can redirect a write to a file of its owner's choosing: outputs are never written through
+// one (goldens/files.h check_output_path), and the link and its target stay as they were.
+TEST(Cli, JunitThroughASymlinkIsRefusedAndBothStayAsTheyWere) {
+  const std::string dir = temp_dir("link");
+  fs::create_directories(dir + "/reports");
+  { std::ofstream(dir + "/reports/real.xml") << "old"; }
+  fs::create_symlink("reports/real.xml", dir + "/link.xml");
+  Exit r = touchstone({"check", "--op", "rope_cis", "--backend", "vulkan", "--cases", "2", "--quiet", "--junit",
+                      dir + "/link.xml"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("symbolic link"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_symlink(dir + "/link.xml"));
+  EXPECT_EQ(slurp(dir + "/reports/real.xml"), "old");
+}
+
+TEST(Cli, JunitIsWellFormedWhateverTheMessagesHold) {
+  if (!have_python()) GTEST_SKIP() << "no python3 to parse the XML with";
+  const std::string path = temp_dir("xml") + "/hostile.xml";
+  JUnitReport report(path, [](const CaseResult& r) { return "touchstone repro '" + r.id + "' <&>"; });
+  const size_t g = report.add_group("op/\xff\xfe/<dtype>");
+  CaseResult r;
+  r.backend = "vulkan";
+  r.outcome = Outcome::fail;
+  // Latin-1, a lone continuation byte, a truncated sequence, an overlong '/', a UTF-16 surrogate,
+  // U+FFFE, control characters, XML specials and a CDATA terminator.
+  r.id = std::string("caf\xe9/\x80/\xe2\x82/\xc0\xaf/\xed\xa0\x80/\xef\xbf\xbe/]]>");
+  r.detail = std::string("bad \x01\x02\x1b[31m\x7f \"quoted\" 'single' <tag> & \x00 nul", 43) + "\r\n\tend \xf0\x9f\x98\x80";
+  report.add(g, r);
+  r.outcome = Outcome::unsupported;
+  report.add(g, r);
+  report.finish();
+  std::string why;
+  EXPECT_TRUE(python_parses_xml(path, &why)) << why << "\n" << slurp(path);
+  const std::string xml = slurp(path);
+  EXPECT_NE(xml.find("\xf0\x9f\x98\x80"), std::string::npos) << "valid UTF-8 is kept";
+  EXPECT_NE(xml.find("&lt;tag&gt; &amp;"), std::string::npos);
+}
+
+// A sweep interrupted by `sig` once it is under way: exits 128 + sig with a partial report marked
+// interrupted, and no trace of the earlier report. The sweep has ten million cases: this also shows
+// cases run as they are made (building them first would not print progress before the bound).
+void interrupt_sweep(int sig) {
+  const std::string path = temp_dir(std::string("sig") + std::to_string(sig)) + "/report.xml";
+  { std::ofstream(path) << "<testsuites><!-- STALE report of an earlier run --></testsuites>"; }
+  bool sent = false, placeholder_seen = false;
+  Exit r = touchstone(with(kLongSweep, {"--junit", path}), {}, [&](const std::string& out, pid_t pid) {
+    if (sent || out.find("of 10000000 cases") == std::string::npos) return;
+    // Running: the stale report is gone, replaced by one that says the run has not finished.
+    const std::string now = slurp(path);
+    placeholder_seen = now.find("INCOMPLETE") != std::string::npos && now.find("STALE") == std::string::npos;
+    ::kill(pid, sig);
+    sent = true;
+  });
+  ASSERT_TRUE(sent) << r.out;
+  EXPECT_TRUE(placeholder_seen);
+  EXPECT_EQ(r.code, 128 + sig) << r.out;
+  EXPECT_NE(r.out.find(sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"), std::string::npos) << r.out;
+  const std::string xml = slurp(path);
+  EXPECT_EQ(xml.find("STALE"), std::string::npos);
+  EXPECT_NE(xml.find("type=\"INTERRUPTED\""), std::string::npos);
+  EXPECT_NE(xml.find("<testcase classname=\"rope_cis/vulkan/float32\""), std::string::npos) << "cases ran";
+  std::string why;
+  if (have_python()) {
+    EXPECT_TRUE(python_parses_xml(path, &why)) << why;
+  }
+  // No temporary file is left beside the report.
+  size_t files = 0;
+  for (auto& e : fs::directory_iterator(fs::path(path).parent_path())) files += e.is_regular_file();
+  EXPECT_EQ(files, 1u);
+}
+
+TEST(Cli, SigintStopsTheSweepWithAPartialReport) { interrupt_sweep(SIGINT); }
+TEST(Cli, SigtermStopsTheSweepWithAPartialReport) { interrupt_sweep(SIGTERM); }
+
+// Without a Vulkan driver neither backend can run (Dawn runs on Vulkan here).
+const std::vector<std::string> kNoDriver = {"VK_DRIVER_FILES=/nonexistent.json", "VK_ICD_FILENAMES=/nonexistent.json"};
+const std::vector<std::string> kNoNode = {"TOUCHSTONE_NODE=/nonexistent/node"};
+
+TEST(Cli, CheckThatRanNoBackendFails) {
+  Exit r = touchstone({"check", "--op", "rope_cis", "--cases", "1"}, with(kNoDriver, kNoNode));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no GPU backend"), std::string::npos) << r.out;
+}
+
+TEST(Cli, AnUnavailableDefaultBackendIsLoudAndANamedOneFails) {
+  Exit r = touchstone({"check", "--op", "rope_cis", "--cases", "2", "--quiet"}, kNoNode);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("WARNING: backend webgpu was UNAVAILABLE.*none of its kernels were checked")))
+      << r.out;
+  r = touchstone({"check", "--op", "rope_cis", "--cases", "2", "--quiet", "--backend", "vulkan,webgpu"}, kNoNode);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("webgpu is unavailable"), std::string::npos) << r.out;
+  r = touchstone({"list", "--backend", "webgpu"}, kNoNode);
+  EXPECT_EQ(r.code, 2) << r.out;
+}
+
+TEST(Cli, HelpIsGeneratedFromTheDefinitions) {
+  Exit r = touchstone({"--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* s : {"check", "repro", "golden", "regen", "verify", "export", "show", "--cases N", "--junit FILE",
+                        "--shard I/N", "--reference-only", "-o FILE", "CASE_ID", "exit codes", "outcomes"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  r = touchstone({"check", "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("1..10,000,000"), std::string::npos) << r.out;
+  EXPECT_EQ(touchstone({}).code, 2);
+  EXPECT_EQ(touchstone({"help"}).code, 0);
+}
+
+}  // namespace
+}  // namespace ts

@@ -1,0 +1,309 @@
+// The command line, defined once: every command, option and subcommand with its help text, from
+// which `--help` is generated (CLI11). Option values arrive as text and are converted here with
+// strict rules (tools/options.h); every usage error exits 2 with a message before any work starts.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+
+#include "core/case.h"
+#include "goldens/files.h"
+#include "tools/commands.h"
+#include "tools/golden_cmd.h"
+
+namespace ts {
+namespace {
+
+// Breaks a help text into lines of at most `width` columns at spaces; the formatter indents them.
+std::string wrap(std::string_view text, size_t width = 66) {
+  std::string out;
+  size_t line = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == '\n') {
+      out += '\n';
+      line = 0;
+      ++i;
+      continue;
+    }
+    size_t end = text.find_first_of(" \n", i);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view word = text.substr(i, end - i);
+    if (line > 0 && line + 1 + word.size() > width) {
+      out += '\n';
+      line = 0;
+    } else if (line > 0) {
+      out += ' ';
+      ++line;
+    }
+    out.append(word);
+    line += word.size();
+    i = end < text.size() && text[end] == ' ' ? end + 1 : end;
+  }
+  return out;
+}
+
+// Nested subcommands (golden verify, ...) are shown in full in `touchstone --help` too.
+class Formatter : public CLI::Formatter {
+ public:
+  std::string make_expanded(const CLI::App* sub) const override {
+    std::string out = sub->get_display_name(true) + "\n" + make_description(sub) + make_positionals(sub) +
+                      make_groups(sub, CLI::AppFormatMode::Sub) + make_subcommands(sub, CLI::AppFormatMode::All);
+    std::string tmp = std::regex_replace(out, std::regex("\n\n+"), "\n");
+    if (!tmp.empty() && tmp.back() == '\n') tmp.pop_back();
+    return std::regex_replace(tmp, std::regex("\n"), "\n  ") + "\n";
+  }
+};
+
+const char* const kDescription =
+    "touchstone — differential testing of GPU kernels of LLM operators against float64 references\n"
+    "(touchstone COMMAND --help: one command alone)";
+
+const char* const kFooter = R"(case ids
+  <op>/<k=v,...>/<dtype>/<storage>/seed=<n>, e.g.
+  rope_llama/B=1,S=1,Hq=32,Hkv=8,D=128/float16/buffer/seed=1234
+  An id determines the case completely, data included (counter-based data from the seed, see
+  core/rng.h): the same id gives the same bytes on any machine. Ids are strict: every variable
+  must be one the operator declares, of its kind and in range (`touchstone list` shows them), the
+  dtype one it defines, and the storage a layout with optional per-tensor overrides
+  (texture3d_c;freqs_cos=buffer) that the operator allows for each tensor; anything else is a
+  usage error (exit 2) naming it. A case over 2 GiB of tensors is refused before it is built.
+
+outcomes
+  PASS, FAIL (values out of tolerance, never-written elements, writes outside the tensor),
+  REJECTED (reference and backend reject with the same rule id), UNEXPECTED_REJECT, MISSED_REJECT
+  (backend and reference disagree on validity or rule id), UNSUPPORTED (a stated missing device
+  capability), ERROR (compile error, validation message, timeout, crash)
+
+exit codes
+  0 all good, 1 any FAIL/ERROR/UNEXPECTED_REJECT/MISSED_REJECT, 2 usage or set-up error (also: a
+  backend named with --backend is UNAVAILABLE, or check found no GPU backend at all),
+  130 / 143 a sweep stopped by SIGINT / SIGTERM (its JUnit report is written, marked interrupted)
+)";
+
+// The text of each option, as given; converted once parsing is over.
+struct Raw {
+  std::vector<std::string> backend, op, dtype, files;
+  std::string device, timeout_ms, cases, seed, shard, junit, dir, out, id;
+  bool validation = false, quiet = false, reference_only = false;
+};
+
+// An option taking one value: given twice, or with an empty value, is a usage error.
+CLI::Option* single(CLI::App* app, const std::string& name, std::string& into, const std::string& type,
+                    const std::string& help) {
+  return app->add_option(name, into, wrap(help, 60))
+      ->type_name(type)
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw)
+      ->check([name](const std::string& v) { return v.empty() ? "needs a non-empty value" : std::string(); });
+}
+
+// A comma-separated list; the option may be repeated, each time with one value.
+CLI::Option* list(CLI::App* app, const std::string& name, std::vector<std::string>& into, const std::string& type,
+                  const std::string& help) {
+  return app->add_option(name, into, wrap(help, 60))->type_name(type)->allow_extra_args(false);
+}
+
+CLI::Option* flag(CLI::App* app, const std::string& name, bool& into, const std::string& help) {
+  return app->add_flag(name, into, wrap(help, 60))->multi_option_policy(CLI::MultiOptionPolicy::Throw)->disable_flag_override();
+}
+
+void add_backend_options(CLI::App* app, Raw& r) {
+  const std::string group = "Backend options";
+  list(app, "--backend", r.backend, "B[,B...]",
+       "vulkan, webgpu or all (default: all, UNAVAILABLE ones shown and warned about); a named backend "
+       "that cannot run here is an error, exit 2")
+      ->group(group);
+  single(app, "--device", r.device, "SEL", "Vulkan device: index or name substring (default: a GPU, else lavapipe)")
+      ->group(group);
+  flag(app, "--validation", r.validation,
+       "Khronos validation layer (or TOUCHSTONE_VALIDATION=1): any message makes the case ERROR")
+      ->group(group);
+  single(app, "--timeout-ms", r.timeout_ms, "MS", "per-case GPU timeout, 1..86,400,000 (default 20000): a hung kernel is ERROR")
+      ->group(group);
+}
+
+BackendOptions backend_options(const Raw& r, const CLI::App* app) {
+  BackendOptions o;
+  o.names = split_list("--backend", r.backend);
+  o.device = r.device;
+  const char* env_validation = std::getenv("TOUCHSTONE_VALIDATION");
+  o.validation = r.validation || (env_validation && std::string(env_validation) == "1");
+  if (!r.timeout_ms.empty()) o.timeout_ms = uint32_t(parse_integer("--timeout-ms", r.timeout_ms, 1, kMaxTimeoutMs));
+  for (const char* name : {"--backend", "--device", "--validation", "--timeout-ms"})
+    if (app->get_option_no_throw(name) && app->count(name)) o.given = true;
+  return o;
+}
+
+// CLI11's wording of the usage errors it finds, in the words of the rest of touchstone.
+std::string usage_message(const CLI::ParseError& e) {
+  std::string m = e.what();
+  std::smatch g;
+  if (std::regex_match(m, g, std::regex("(\\S+): At Most 1 required but received \\d+")))
+    return g[1].str() + " was given more than once (give it once)";
+  if (std::regex_match(m, g, std::regex("(\\S+) was given a disallowed flag override")))
+    return "--" + g[1].str() + " is a switch and takes no value";
+  if (std::regex_match(m, g, std::regex("The following arguments? (?:was|were) not expected: (.*)")))
+    return "unexpected argument " + g[1].str() + " (an unknown option, or a value this command does not take)";
+  if (std::regex_match(m, g, std::regex("(\\S+): \\d+ required .* missing")))
+    return g[1].str() + " needs a value";
+  return m;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App app(kDescription, "touchstone");
+  app.formatter(std::make_shared<Formatter>());
+  app.footer(kFooter);
+  app.require_subcommand(1);
+  app.get_formatter()->column_width(30);
+  Raw r;
+
+  CLI::App* list_cmd = app.add_subcommand(
+      "list", wrap("operators (inputs, outputs, dtypes, contract rules with their ids) and backends (device "
+                   "name and capabilities, or why UNAVAILABLE)"));
+  add_backend_options(list_cmd, r);
+
+  CLI::App* check = app.add_subcommand(
+      "check", wrap("sweep operators x backends x dtypes and compare every backend with the reference; prints a "
+                    "table, the coverage of shape classes and every failing case id as a repro line. Cases are "
+                    "made as they run: memory does not grow with --cases. Ctrl-C (SIGINT) or SIGTERM stops "
+                    "after the current case, writes the partial report marked interrupted and exits 130 / 143"));
+  list(check, "--op", r.op, "NAME[,NAME...]", "operators (default: all; see `touchstone list`)");
+  list(check, "--dtype", r.dtype, "T[,T...]",
+       "float32, float16, bfloat16 (default: every dtype the operator defines). A dtype a named --op does "
+       "not define is a usage error; without --op, operators that do not define it are left out. A "
+       "backend without kernels for a dtype reports UNSUPPORTED");
+  single(check, "--cases", r.cases, "N",
+         "cases per operator x dtype, 1..10,000,000 (default 200): the hand-picked edge cases first (valid and "
+         "invalid), then cases drawn from the operator's generators, one in five invalid");
+  single(check, "--seed", r.seed, "S",
+         "seed of the drawn cases, 0..18446744073709551615 (default 1); the same seed gives the same cases");
+  single(check, "--shard", r.shard, "I/N",
+         "run only cases with index % N == I, 0 <= I < N <= 1,000,000 (no overlap, no gap across shards)");
+  single(check, "--junit", r.junit, "FILE",
+         "write JUnit XML (one testsuite per op/backend/dtype). Checked before the sweep starts; replaced at "
+         "once by a report saying the run has not finished, so an earlier report never looks current");
+  flag(check, "--quiet", r.quiet, "no progress lines on stderr");
+  add_backend_options(check, r);
+
+  CLI::App* repro = app.add_subcommand(
+      "repro", wrap("rerun one case: outcome, input/output digests, first mismatches, error statistics and where "
+                    "the errors concentrate"));
+  repro->add_option("CASE_ID", r.id, "the case, e.g. rope_half/B=1,H=2,S=3,D=6,pos=5/float16/buffer/seed=9")
+      ->required()
+      ->type_name("");
+  add_backend_options(repro, r);
+
+  CLI::App* golden =
+      app.add_subcommand("golden", wrap("golden tensor files (touchstone-golden/1 safetensors; goldens/README.md)"));
+  golden->require_subcommand(1);
+  CLI::App* regen = golden->add_subcommand(
+      "regen", wrap("rewrite the golden set from the references: the smallest valid edge cases, the smallest "
+                    "case of each shape class they miss, and one rejected case per contract rule, per operator "
+                    "and dtype. Deterministic and atomic; MANIFEST.json records each file's sha256 and the hash "
+                    "of the reference sources. Removes only files its previous manifest listed; a second regen "
+                    "of the same DIR at once refuses (lock file DIR/.regen.lock)"));
+  single(regen, "--dir", r.dir, "DIR", "the golden directory (default goldens)");
+  CLI::App* verify = golden->add_subcommand(
+      "verify", wrap("per file: the reference still reproduces the expected outputs to float64 precision, "
+                     "every backend matches them within the operator's (or the file's) tolerance, and reject "
+                     "files are rejected by all with the same rule id; prints a file x backend table. A malformed "
+                     "file (or one that is not a regular file) is one MALFORMED row and the run goes on. With a "
+                     "MANIFEST.json, stale goldens (reference sources changed since regen) and hand-edited files "
+                     "fail; a --dir without MANIFEST.json, or left mid-commit by a killed regen, fails (exit 1): "
+                     "name files to verify them without a manifest. Files made by other tools verify the same "
+                     "way. Exit 0 all good, 1 any failure, 2 usage or set-up error"));
+  verify->add_option("FILES", r.files, "golden files (default: every file of --dir)")->type_name("");
+  single(verify, "--dir", r.dir, "DIR", "verify every .safetensors file of DIR (default goldens)");
+  flag(verify, "--reference-only", r.reference_only, "the reference alone, no backend");
+  single(verify, "--junit", r.junit, "FILE", "write JUnit XML; checked before the run starts");
+  add_backend_options(verify, r);
+  CLI::App* exp = golden->add_subcommand(
+      "export", wrap("one case as a golden file (valid: expected outputs; invalid: expect=reject)"));
+  exp->add_option("CASE_ID", r.id, "the case")->required()->type_name("");
+  single(exp, "-o", r.out, "FILE",
+         "where to write (default: the case id with '/' as '-', .safetensors); a new or regular file: links "
+         "and special files are refused");
+  CLI::App* show = golden->add_subcommand(
+      "show", wrap("metadata, and each tensor's dtype, shape, min, max, mean, NaN/Inf counts"));
+  show->add_option("FILES", r.files, "golden files")->required()->type_name("");
+
+  CLI::App* help = app.add_subcommand("help", "this help");
+  // Subcommands copied the plain -h,--help when they were made; `touchstone --help` shows them all.
+  app.set_help_flag();
+  app.set_help_all_flag("-h,--help", "this help: every command with its options");
+
+  if (argc < 2) {
+    std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    return 2;
+  }
+  const auto commands = app.get_subcommands({});
+  if (argv[1][0] != '-' && std::none_of(commands.begin(), commands.end(), [&](auto* c) { return c->get_name() == argv[1]; })) {
+    std::fprintf(stderr, "error: unknown command '%s' (commands: list, check, repro, golden, help; see touchstone --help)\n",
+                 argv[1]);
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::string m = usage_message(e), where = "touchstone";
+    for (const CLI::App* a = &app; !a->get_subcommands().empty();) {
+      a = a->get_subcommands().front();
+      where += " " + a->get_name();
+    }
+    if (dynamic_cast<const CLI::RequiredError*>(&e) && golden->parsed() && golden->get_subcommands().empty()) {
+      m = "golden needs a subcommand: regen, verify, export or show";
+      if (!golden->remaining().empty()) m += ", got '" + golden->remaining().front() + "'";
+    }
+    std::fprintf(stderr, "error: %s (see %s --help)\n", m.c_str(), where.c_str());
+    return 2;
+  }
+
+  try {
+    if (help->parsed()) return std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout), 0;
+    if (list_cmd->parsed()) return cmd_list({backend_options(r, list_cmd)});
+    if (check->parsed()) {
+      CheckOptions o;
+      o.ops = split_list("--op", r.op);
+      o.dtypes = split_list("--dtype", r.dtype);
+      if (!r.cases.empty()) o.cases = int64_t(parse_integer("--cases", r.cases, 1, kMaxCases));
+      if (!r.seed.empty()) o.seed = parse_integer("--seed", r.seed, 0, UINT64_MAX);
+      if (!r.shard.empty()) std::tie(o.shard, o.shards) = parse_shard(r.shard);
+      o.junit = r.junit;
+      o.quiet = r.quiet;
+      o.backends = backend_options(r, check);
+      return cmd_check(o);
+    }
+    if (repro->parsed()) return cmd_repro({r.id, backend_options(r, repro)});
+    GoldenOptions o;
+    CLI::App* sub = golden->get_subcommands().at(0);
+    o.sub = sub->get_name();
+    o.args = sub == exp ? std::vector<std::string>{r.id} : r.files;
+    o.dir = r.dir;
+    o.junit = r.junit;
+    o.out = r.out;
+    o.reference_only = r.reference_only;
+    if (sub == verify) o.backends = backend_options(r, verify);
+    for (const std::string* out : {&o.junit, &o.out})
+      if (!out->empty()) check_output_path(*out);  // before the work, not after it
+    return cmd_golden(o);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+}
+
+int run_cli(std::vector<std::string> words) {
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  return run_cli(int(words.size()), argv.data());
+}
+
+}  // namespace ts

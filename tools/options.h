@@ -1,0 +1,64 @@
+#pragma once
+// What each command was asked to do, as tools/cli.cpp parsed it from the command line (the one
+// definition of every command and option, from which --help is generated). Numbers are already
+// range-checked; names (operators, dtypes, backends) are checked by the command that knows them,
+// before it opens a backend or starts a sweep.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ts {
+
+struct BackendOptions {
+  std::vector<std::string> names;  // empty or {"all"}: every known backend, none of them required
+  std::string device;              // Vulkan device selector: index or name substring ("" = default)
+  bool validation = false;         // Khronos validation layer (--validation or TOUCHSTONE_VALIDATION=1)
+  uint32_t timeout_ms = 20000;
+  bool given = false;              // any backend option was on the command line
+};
+
+struct ListOptions {
+  BackendOptions backends;
+};
+
+struct CheckOptions {
+  std::vector<std::string> ops;     // empty: every operator
+  std::vector<std::string> dtypes;  // empty: each operator's own dtypes
+  int64_t cases = 200;              // per operator x dtype
+  uint64_t seed = 1;
+  uint32_t shard = 0, shards = 1;
+  std::string junit;                // "" = none
+  bool quiet = false;
+  BackendOptions backends;
+};
+
+struct ReproOptions {
+  std::string id;
+  BackendOptions backends;
+};
+
+struct GoldenOptions {
+  std::string sub;                   // regen, verify, export, show
+  std::vector<std::string> args;     // verify/show: files; export: the case id
+  std::string dir, junit, out;
+  bool reference_only = false;
+  BackendOptions backends;
+};
+
+// Strict decimal integers: digits only (no sign, blanks, base prefix or exponent) and within
+// [lo, hi]; anything else is a UsageError naming the option, the range and what was given.
+uint64_t parse_integer(std::string_view option, std::string_view text, uint64_t lo, uint64_t hi);
+
+// "I/N" with 0 <= I < N <= kMaxShards, both strict decimal integers.
+std::pair<uint32_t, uint32_t> parse_shard(std::string_view text);
+
+// A comma-separated list: "a,b" -> {a, b}. An empty item or one given twice is a UsageError.
+std::vector<std::string> split_list(std::string_view option, const std::vector<std::string>& values);
+
+constexpr uint64_t kMaxCases = 10'000'000;
+constexpr uint32_t kMaxShards = 1'000'000;
+constexpr uint32_t kMaxTimeoutMs = 86'400'000;  // a day
+
+}  // namespace ts
