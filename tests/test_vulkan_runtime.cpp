@@ -217,6 +217,17 @@ TEST_F(VulkanRuntime, AxpyFloat16IsExact) {
   expect_axpy(b().run(o, axpy_problem(999, DType::f16)), 999);  // odd: the last word is half guard
 }
 
+// Empty tensors still get (non-empty) buffers; their host bytes are never copied from or to: an
+// empty vector's data() may be null, and memcpy from null is undefined even for 0 bytes (UBSan
+// reported it on every zero-size case before).
+TEST_F(VulkanRuntime, EmptyTensorsRunClean) {
+  OpDef o = op("axpy", single_plan);
+  RunOutput r = b().run(o, axpy_problem(0, DType::f32));
+  ASSERT_EQ(r.status, RunOutput::Status::ok) << r.message;
+  EXPECT_EQ(r.outputs.at("z").numel(), 0);
+  EXPECT_EQ(r.guards.at("z").bad_bytes, 0);
+}
+
 TEST_F(VulkanRuntime, SecondDispatchReadsTheFirstsOutput) {
   OpDef o = op("scale_twice", two_step_plan, z_and_scratch);
   RunOutput r = b().run(o, axpy_problem(777, DType::f32));

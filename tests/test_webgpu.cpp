@@ -210,6 +210,14 @@ TEST_F(WebGpu, UnwrittenScratchIsNamedNotTheOutput) {
   EXPECT_NE(r.detail.find("first at [0,0,7]"), std::string::npos) << line(r);
 }
 
+// Zero-size tensors: nothing is copied from an empty vector's (possibly null) data().
+TEST_F(WebGpu, ZeroSizeCasesPass) {
+  for (const char* id : {"rope_half/B=1,H=1,S=0,D=2/float16/buffer/seed=1", "rope_llama/B=0,S=1,Hq=1,Hkv=1,D=2/float32/buffer/seed=1"}) {
+    CaseResult r = run_id(backend(), id);
+    EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
+  }
+}
+
 TEST_F(WebGpu, UniformThePlanDoesNotSetIsAnError) {
   KernelOverride broken(backend(), "rope_cis", R"(
 @group(0) @binding(0) var<storage, read_write> out_ : array<DTYPE>;
