@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(build-essential cmake ninja-build pkg-config git
       libvulkan-dev libvulkan-volk-dev glslang-dev glslang-tools spirv-tools
-      libspirv-cross-c-shared-dev libeigen3-dev librapidcheck-dev libgtest-dev
+      libspirv-cross-c-shared-dev libeigen3-dev libopenblas-dev librapidcheck-dev libgtest-dev
       nlohmann-json3-dev libssl-dev libcli11-dev vulkan-validationlayers vulkan-tools
       clang libclang-rt-14-dev python3-numpy)
 

@@ -17,13 +17,27 @@ struct GuardReport {
   int64_t first_offset = 0;  // byte offset from the tensor start of the first changed guard byte (<0: before)
 };
 
+// A scratch buffer (BufferSpec::Role::scratch, e.g. sdpa's scores) after the run. It has no reference
+// to compare with, but it is poisoned and guarded like an output, and every element must have been
+// written by the first dispatch that binds it (nothing else initialises scratch): an element still
+// holding the poison pattern right after that dispatch was never written. Float scratch only: the
+// integer sentinels are legal values.
+struct ScratchReport {
+  Shape shape;
+  DType dtype = DType::f32;
+  std::string first_kernel;      // the first dispatch that binds it ("" if none does)
+  int64_t unwritten = 0;         // elements still poison after first_kernel (float scratch)
+  int64_t first_unwritten = -1;  // flat index of the first of them
+};
+
 struct RunOutput {
   enum class Status { ok, rejected, unsupported, error };
   Status status = Status::ok;
   Violation violation;                  // rejected
   std::string message;                  // unsupported / error
   Tensors outputs;                      // ok: logical layout, the buffer's dtype
-  std::map<std::string, GuardReport> guards;
+  std::map<std::string, GuardReport> guards;   // outputs and scratch
+  std::map<std::string, ScratchReport> scratch;
 };
 
 struct DeviceInfo {

@@ -32,7 +32,9 @@ struct Tolerance {
 };
 
 // A buffer a plan writes. Outputs are poisoned and guarded before dispatch; an in/out buffer
-// (`init_from` set, e.g. a KV cache) starts as a copy of that input; scratch is never compared.
+// (`init_from` set, e.g. a KV cache) starts as a copy of that input; scratch is never compared, but
+// it is poisoned and guarded too, and the first dispatch that binds it must write every element
+// (ScratchReport in core/backend.h).
 struct BufferSpec {
   enum class Role { output, scratch };
   std::string name;

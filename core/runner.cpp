@@ -60,10 +60,14 @@ Expected prepare(const Case& c) {
 
 namespace {
 
-std::string describe_failure(const CompareReport& r, const Tensor& got) {
+// `scratch_unwritten`: a scratch buffer had unwritten elements, whose poison (a NaN) later kernels
+// may have carried into this output bit for bit.
+std::string describe_failure(const CompareReport& r, const Tensor& got, bool scratch_unwritten) {
   if (r.first_bad < 0) return "";
   std::string s = cat(r.output, ": ", r.mismatches, " of ", r.count, " elements outside tolerance");
-  if (r.unwritten) s += cat(" (", r.unwritten, " never written)");
+  if (r.unwritten)
+    s += scratch_unwritten ? cat(" (", r.unwritten, " hold the poison pattern: never written, or computed from unwritten scratch)")
+                           : cat(" (", r.unwritten, " never written)");
   s += cat("; first at ", index_str(got.shape, r.first_bad), ": got ", r.first_got, ", want ", r.first_want,
            " (atol ", r.tol.atol, ", rtol ", r.tol.rtol, ")");
   return s;
@@ -107,6 +111,16 @@ CaseResult judge(const Expected& e, Backend& backend) {
   if (out.status == S::unsupported) return done(Outcome::unsupported, out.message);
 
   std::string detail;
+  // Scratch first: an unwritten intermediate is the cause of whatever the outputs show.
+  bool scratch_unwritten = false;
+  for (auto& [name, sc] : out.scratch)
+    if (sc.unwritten) {
+      scratch_unwritten = true;
+      detail += cat(detail.empty() ? "" : "; ", name, ": ", sc.unwritten, " of ", numel(sc.shape), " elements never written",
+                    sc.first_kernel.empty() ? " (no kernel binds this scratch buffer)"
+                                            : cat(" by ", sc.first_kernel, ", the first kernel to bind this scratch buffer"),
+                    "; first at ", index_str(sc.shape, sc.first_unwritten));
+    }
   r.guards = out.guards;
   for (auto& [name, g] : out.guards)
     if (g.bad_bytes)
@@ -126,7 +140,7 @@ CaseResult judge(const Expected& e, Backend& backend) {
     const Tensor& got = it->second;
     r.digests[name] = fnv1a64(std::string_view(reinterpret_cast<const char*>(got.bytes.data()), got.bytes.size()));
     r.worst = std::max(r.worst, rep.worst);
-    if (!rep.ok()) detail += (detail.empty() ? "" : "; ") + describe_failure(rep, it->second);
+    if (!rep.ok()) detail += (detail.empty() ? "" : "; ") + describe_failure(rep, it->second, scratch_unwritten);
     r.reports.push_back(std::move(rep));
   }
   return done(detail.empty() ? Outcome::pass : Outcome::fail, detail);

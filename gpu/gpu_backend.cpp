@@ -56,6 +56,40 @@ void fill_poison(std::vector<uint8_t>& b, size_t off, size_t n, DType t) {
   for (size_t i = 0; i + es <= n; i += es) std::memcpy(b.data() + off + i, &bits, es);
 }
 
+// Every byte of [guard][data, n bytes][rounding + guard] outside the data must still be the guard byte.
+GuardReport check_guards(const std::vector<uint8_t>& bytes, size_t n) {
+  GuardReport g;
+  auto check = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i)
+      if (bytes[i] != kGuardByte) {
+        if (!g.bad_bytes) g.first_offset = int64_t(i) - int64_t(GpuBackend::kGuardBytes);
+        ++g.bad_bytes;
+      }
+  };
+  check(0, GpuBackend::kGuardBytes);
+  // Bytes between the tensor's end and the 4-byte-rounded end belong to the guard too.
+  check(GpuBackend::kGuardBytes + n, bytes.size());
+  return g;
+}
+
+ScratchReport check_scratch(const HostBuffer& b, const BufferSpec& s) {
+  ScratchReport rep{s.shape, s.dtype, b.first_kernel};
+  if (!is_float(s.dtype)) return rep;
+  // No dispatch binds it: nothing can have written it, which its final contents show.
+  const std::vector<uint8_t>& bytes = b.first_use.empty() ? b.bytes : b.first_use;
+  const uint64_t poison = poison_bits(s.dtype);
+  const size_t es = dtype_size(s.dtype);
+  const int64_t count = numel(s.shape);
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, bytes.data() + GpuBackend::kGuardBytes + size_t(i) * es, es);
+    if (bits != poison) continue;
+    if (!rep.unwritten) rep.first_unwritten = i;
+    ++rep.unwritten;
+  }
+  return rep;
+}
+
 }  // namespace
 
 RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
@@ -96,7 +130,7 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   for (auto& s : specs)
     if (auto r = too_big(s.name, size_t(numel(s.shape)) * dtype_size(s.dtype))) return *r;
 
-  // 3. Host images of every buffer: inputs as they are, outputs poisoned inside guard bands.
+  // 3. Host images of every buffer: inputs as they are, outputs and scratch poisoned inside guard bands.
   std::vector<HostBuffer> bufs;
   // An output updated in place (init_from == its own name, e.g. a KV cache) replaces its input.
   auto in_place = [&](const std::string& name) {
@@ -107,11 +141,12 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   for (auto& s : specs) {
     size_t n = size_t(numel(s.shape)) * dtype_size(s.dtype);
     const size_t padded = (n + 3) & ~size_t(3);
-    HostBuffer b{s.name, kGuardBytes, padded + kGuardBytes, s.role == BufferSpec::Role::output, {}};
+    HostBuffer b{s.name, kGuardBytes, padded + kGuardBytes, true, {}};
+    b.snapshot = s.role == BufferSpec::Role::scratch;
     b.bytes.assign(kGuardBytes + padded + kGuardBytes, kGuardByte);
     if (!s.init_from.empty()) {
       const Tensor& src = p.inputs.at(s.init_from);
-      std::memcpy(b.bytes.data() + kGuardBytes, src.bytes.data(), n);
+      if (n) std::memcpy(b.bytes.data() + kGuardBytes, src.bytes.data(), n);  // an empty tensor's data() may be null
     } else {
       fill_poison(b.bytes, kGuardBytes, n, s.dtype);
     }
@@ -127,25 +162,19 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
     return fail(RunOutput::Status::error, e.what());
   }
 
-  // 5. Outputs back in logical form; every changed guard byte is a write outside the tensor.
+  // 5. Outputs back in logical form; every changed guard byte is a write outside the tensor; scratch
+  // holds no poison after its first writer.
   RunOutput r;
   for (auto& s : specs) {
-    if (s.role != BufferSpec::Role::output) continue;
     auto it = std::find_if(bufs.begin(), bufs.end(), [&](const HostBuffer& b) { return b.name == s.name; });
+    const size_t n = size_t(numel(s.shape)) * dtype_size(s.dtype);
+    r.guards[s.name] = check_guards(it->bytes, n);
+    if (s.role == BufferSpec::Role::scratch) {
+      r.scratch[s.name] = check_scratch(*it, s);
+      continue;
+    }
     Tensor t(s.dtype, s.shape);
-    std::memcpy(t.bytes.data(), it->bytes.data() + kGuardBytes, t.nbytes());
-    GuardReport g;
-    auto check = [&](size_t from, size_t to) {
-      for (size_t i = from; i < to; ++i)
-        if (it->bytes[i] != kGuardByte) {
-          if (!g.bad_bytes) g.first_offset = int64_t(i) - int64_t(kGuardBytes);
-          ++g.bad_bytes;
-        }
-    };
-    check(0, kGuardBytes);
-    // Bytes between the tensor's end and the 4-byte-rounded end belong to the guard too.
-    check(kGuardBytes + t.nbytes(), it->bytes.size());
-    r.guards[s.name] = g;
+    if (n) std::memcpy(t.bytes.data(), it->bytes.data() + kGuardBytes, n);
     r.outputs[s.name] = std::move(t);
   }
   return r;

@@ -20,7 +20,7 @@ struct DeviceLimits {
   bool f16 = false;                          // 16-bit storage + float16 arithmetic usable by kernels
 };
 
-// A host copy of one device buffer: [guard][data][guard] for outputs, [data] for the rest.
+// A host copy of one device buffer: [guard][data][guard] for outputs and scratch, [data] for inputs.
 // `bytes` holds the initial contents on the way in and what the device holds on the way out.
 struct HostBuffer {
   std::string name;
@@ -30,6 +30,14 @@ struct HostBuffer {
                       // visible: inside the range, a write past the end lands in the guard and is seen
   bool read_back = false;
   std::vector<uint8_t> bytes;
+  // Scratch: the backend also returns the buffer as it was right after the first dispatch that
+  // binds it (in `first_use`, same layout as `bytes`, and that dispatch's kernel in `first_kernel`).
+  // Later dispatches may rewrite scratch in place (sdpa's softmax), which would smear an unwritten
+  // element over its neighbours (NaN in, NaN out) or hide it (NaN payloads are not kept on every
+  // GPU): only the first writer's result says which elements were never written.
+  bool snapshot = false;
+  std::vector<uint8_t> first_use;  // empty when no dispatch binds the buffer
+  std::string first_kernel;
 };
 
 // Thrown by primitives for a capability the device lacks (-> UNSUPPORTED, never PASS).

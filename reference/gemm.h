@@ -1,7 +1,9 @@
 #pragma once
-// Row-blocked float64 matrix products for the references. Eigen's kernels are compiled twice
-// (baseline x86-64 and AVX2+FMA) and picked at run time, so the binary runs on any x86-64 while the
-// seed-sized rope_matrix reference takes about a second on 2 cores.
+// Row-blocked float64 matrix products for the references, through OpenBLAS (Debian's
+// libopenblas-dev). OpenBLAS picks its kernels for the CPU at run time (DYNAMIC_ARCH), so one
+// build runs on any x86-64 and no code of ours is compiled with CPU-specific flags: two copies of
+// the same inline templates built with different flags were an ODR hazard (the linker may keep the
+// AVX2 copy for the portable path).
 #include <cstdint>
 #include <functional>
 

@@ -1,11 +1,16 @@
 // The Vulkan runtime on its own, with kernels injected by the tests: binding by name, push constants,
 // dtypes, folded grids, multi-dispatch plans, and every way a run can fail (compile error, missing
-// uniform or tensor, timeout), each as an ERROR that names the culprit.
+// uniform or tensor, timeout), each as an ERROR that names the culprit; a kernel needing what the
+// backend cannot check or the device lacks (a capability, shared memory) is UNSUPPORTED up front.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 
+#include <spirv_cross/spirv.h>
+
+#include "gpu/vulkan/context.h"
 #include "gpu/vulkan/vulkan_backend.h"
 #include "tests/backend_fixture.h"
 
@@ -212,12 +217,49 @@ TEST_F(VulkanRuntime, AxpyFloat16IsExact) {
   expect_axpy(b().run(o, axpy_problem(999, DType::f16)), 999);  // odd: the last word is half guard
 }
 
+// Empty tensors still get (non-empty) buffers; their host bytes are never copied from or to: an
+// empty vector's data() may be null, and memcpy from null is undefined even for 0 bytes (UBSan
+// reported it on every zero-size case before).
+TEST_F(VulkanRuntime, EmptyTensorsRunClean) {
+  OpDef o = op("axpy", single_plan);
+  RunOutput r = b().run(o, axpy_problem(0, DType::f32));
+  ASSERT_EQ(r.status, RunOutput::Status::ok) << r.message;
+  EXPECT_EQ(r.outputs.at("z").numel(), 0);
+  EXPECT_EQ(r.guards.at("z").bad_bytes, 0);
+}
+
 TEST_F(VulkanRuntime, SecondDispatchReadsTheFirstsOutput) {
   OpDef o = op("scale_twice", two_step_plan, z_and_scratch);
   RunOutput r = b().run(o, axpy_problem(777, DType::f32));
   ASSERT_EQ(r.status, RunOutput::Status::ok) << r.message;
   for (int64_t i = 0; i < 777; ++i) ASSERT_EQ(r.outputs["z"].get(i), (double(i % 17) - 8) * 5) << "at " << i;
   EXPECT_EQ(r.outputs.count("tmp"), 0u);  // scratch is never an output
+  const ScratchReport& tmp = r.scratch.at("tmp");
+  EXPECT_EQ(tmp.unwritten, 0);
+  EXPECT_EQ(tmp.first_kernel, "test_scale");
+  EXPECT_EQ(r.guards.at("tmp").bad_bytes, 0);
+}
+
+// Scratch is judged right after the first dispatch that binds it, not at the end of the plan: here
+// that dispatch writes only the first half of tmp, and the second dispatch then writes all of it.
+std::vector<Dispatch> half_then_whole_plan(const Problem& p) {
+  std::vector<Dispatch> v = two_step_plan(p);  // tmp = x * a, z = tmp * 2
+  Dispatch half = v[0];
+  half.invocations /= 2;
+  half.uniforms["n"] = double(half.invocations);
+  v.insert(v.begin(), half);
+  return v;
+}
+
+TEST_F(VulkanRuntime, ScratchUnwrittenByItsFirstWriterIsCountedEvenIfLaterOverwritten) {
+  OpDef o = op("half_scratch", half_then_whole_plan, z_and_scratch);
+  RunOutput r = b().run(o, axpy_problem(777, DType::f32));
+  ASSERT_EQ(r.status, RunOutput::Status::ok) << r.message;
+  const ScratchReport& tmp = r.scratch.at("tmp");
+  EXPECT_EQ(tmp.first_kernel, "test_scale");
+  EXPECT_EQ(tmp.unwritten, 777 - 388);
+  EXPECT_EQ(tmp.first_unwritten, 388);
+  for (int64_t i = 0; i < 777; ++i) ASSERT_EQ(r.outputs["z"].get(i), (double(i % 17) - 8) * 5) << "at " << i;
 }
 
 TEST_F(VulkanRuntime, FoldedGridWritesEveryElement) {
@@ -288,9 +330,25 @@ TEST(VulkanDevices, SelectorWithoutMatchListsTheDevices) {
 }
 
 TEST_F(VulkanRuntime, ValidationMessageMakesTheCaseAnError) {
-  // 64-bit buffer atomics need shaderBufferInt64Atomics, which the backend never enables: drivers
-  // run the kernel anyway, only the validation layer objects. (Not an out-of-limits kernel: on
-  // NVIDIA those lose the device.)
+  // A zero-initialised shared variable needs shaderZeroInitializeWorkgroupMemory, which the backend
+  // never enables: drivers run the kernel anyway, only the validation layer objects. (Not an
+  // out-of-limits kernel: on NVIDIA those lose the device; and no capability the backend refuses.)
+  b().set_kernel_source("test_zero_shared", R"(
+#extension GL_EXT_null_initializer : require
+layout(std430, binding = 0) buffer ZBuf { float z[]; };
+shared float s = {};
+void main() { z[0] = s; }
+)");
+  OpDef o = op("zero_shared", single_plan);
+  RunOutput r = b().run(o, axpy_problem(4, DType::f32, {{"kernel", "test_zero_shared"}}));
+  EXPECT_EQ(r.status, RunOutput::Status::error);
+  EXPECT_NE(r.message.find("shaderZeroInitializeWorkgroupMemory"), std::string::npos) << r.message;
+  EXPECT_EQ(b().take_validation_messages(), std::vector<std::string>{}) << "reported in the case, not kept";
+}
+
+// 64-bit buffer atomics (capability Int64Atomics) used to reach the driver and end as a validation
+// ERROR; the capability is not on the backend's allowlist, so the case is UNSUPPORTED, naming it.
+TEST_F(VulkanRuntime, Int64AtomicsAreUnsupportedNotAValidationError) {
   b().set_kernel_source("test_atomic64", R"(
 #extension GL_EXT_shader_atomic_int64 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -299,9 +357,69 @@ void main() { atomicAdd(z[0], 1ul); }
 )");
   OpDef o = op("atomic64", single_plan);
   RunOutput r = b().run(o, axpy_problem(4, DType::f32, {{"kernel", "test_atomic64"}, {"z_dtype", "int32"}}));
-  EXPECT_EQ(r.status, RunOutput::Status::error);
-  EXPECT_NE(r.message.find("shaderBufferInt64Atomics"), std::string::npos) << r.message;
-  EXPECT_EQ(b().take_validation_messages(), std::vector<std::string>{}) << "reported in the case, not kept";
+  EXPECT_EQ(r.status, RunOutput::Status::unsupported) << r.message;
+  EXPECT_NE(r.message.find("SPIR-V capability Int64Atomics"), std::string::npos) << r.message;
+}
+
+// GL_ARB_shader_clock declares SPIR-V capability ShaderClockKHR, which the backend has no feature
+// check for: refused before any pipeline or buffer exists, so no validation message either.
+TEST_F(VulkanRuntime, CapabilityOffTheAllowlistIsUnsupportedNamingIt) {
+  b().set_kernel_source("test_clock", R"(
+#extension GL_ARB_shader_clock : require
+layout(std430, binding = 0) writeonly buffer ZBuf { uint z[]; };
+layout(push_constant) uniform Params { uint n; } pc;
+void main() {
+  uint i = ts_linear_id();
+  if (i < pc.n) z[i] = clock2x32ARB().x;
+}
+)");
+  uint64_t allocations = b().allocations;
+  OpDef o = op("clock", single_plan);
+  RunOutput r = b().run(o, axpy_problem(4, DType::f32, {{"kernel", "test_clock"}, {"z_dtype", "int32"}}));
+  EXPECT_EQ(r.status, RunOutput::Status::unsupported) << r.message;
+  EXPECT_NE(r.message.find("SPIR-V capability ShaderClockKHR (5055)"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("test_clock"), std::string::npos) << r.message;
+  EXPECT_EQ(b().allocations, allocations);
+}
+
+// Known capabilities are checked against the device's features; the reason names both.
+TEST(VulkanCapabilities, AllowlistedCapabilityMissingOnTheDeviceNamesItAndTheFeature) {
+  vk::Adapter a;  // a device with no optional features at all
+  std::snprintf(a.props.deviceName, sizeof a.props.deviceName, "%s", "bare-device");
+  EXPECT_EQ(a.missing_for(SpvCapabilityShader), "");
+  EXPECT_EQ(a.missing_for(SpvCapabilityFloat16), "needs SPIR-V capability Float16 (shaderFloat16), which bare-device lacks");
+  EXPECT_NE(a.missing_for(SpvCapabilityGroupNonUniformArithmetic).find("GroupNonUniformArithmetic (subgroup arithmetic)"),
+            std::string::npos);
+  a.features.float16 = true;
+  a.features.subgroup_ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  EXPECT_EQ(a.missing_for(SpvCapabilityFloat16), "");
+  EXPECT_EQ(a.missing_for(SpvCapabilityGroupNonUniformArithmetic), "");
+  // Not on the allowlist: refused whatever the device has, named by SPIRV-Tools.
+  EXPECT_NE(a.missing_for(SpvCapabilityAtomicFloat32AddEXT).find("AtomicFloat32AddEXT (6033)"), std::string::npos);
+  EXPECT_EQ(vk::capability_name(SpvCapabilityShaderClockKHR), "ShaderClockKHR");
+  EXPECT_EQ(vk::capability_name(987654), "capability 987654");
+}
+
+// On NVIDIA a kernel over maxComputeSharedMemorySize loses the device; here it never reaches it.
+TEST_F(VulkanRuntime, SharedMemoryOverTheDeviceLimitIsUnsupportedWithTheNumbers) {
+  b().set_kernel_source("test_shared", R"(
+layout(std430, binding = 0) writeonly buffer ZBuf { float z[]; };
+layout(push_constant) uniform Params { uint n; } pc;
+shared float big[1048576];  // 4 MiB: past every device's limit
+shared vec4 small[16];
+void main() {
+  uint i = ts_linear_id();
+  big[gl_LocalInvocationID.x] = 1.0;
+  small[gl_LocalInvocationID.x % 16] = vec4(2.0);
+  barrier();
+  if (i < pc.n) z[i] = big[0] + small[0].x;
+}
+)");
+  OpDef o = op("shared", single_plan);
+  RunOutput r = b().run(o, axpy_problem(4, DType::f32, {{"kernel", "test_shared"}}));
+  EXPECT_EQ(r.status, RunOutput::Status::unsupported) << r.message;
+  EXPECT_NE(r.message.find("declares 4194560 bytes of shared memory"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("maxComputeSharedMemorySize"), std::string::npos) << r.message;
 }
 
 // Runs test_spin for `iterations` and returns how long the case took.

@@ -194,6 +194,30 @@ TEST_F(WebGpu, WriteJustPastTheEndLandsInTheGuard) {
   }
 }
 
+// sdpa's scores (scratch) are checked right after the QK kernel, the first to bind them: a kernel
+// that never stores the last key column is reported on `scores`, before what the output shows.
+TEST_F(WebGpu, UnwrittenScratchIsNamedNotTheOutput) {
+  const std::string id = "sdpa/S=3,Hq=2,Hkv=1,D=8,pos=5/float32/buffer/seed=1";
+  CaseResult ok = run_id(backend(), id);
+  ASSERT_EQ(ok.outcome, Outcome::pass) << line(ok);
+  EXPECT_EQ(ok.guards.at("scores").bad_bytes, 0);
+  KernelOverride broken(backend(), "sdpa_qk_tiled",
+                        test::with_bug("gpu/webgpu/shaders/sdpa_qk_tiled.wgsl", "let c = c0 + j;",
+                                       "      if (c == pc.ctx - 1u) { continue; }  // BUG: last key column", true));
+  CaseResult r = run_id(backend(), id);
+  ASSERT_EQ(r.outcome, Outcome::fail) << line(r);
+  EXPECT_EQ(r.detail.rfind("scores: 6 of 48 elements never written by sdpa_qk_tiled", 0), 0u) << line(r);
+  EXPECT_NE(r.detail.find("first at [0,0,7]"), std::string::npos) << line(r);
+}
+
+// Zero-size tensors: nothing is copied from an empty vector's (possibly null) data().
+TEST_F(WebGpu, ZeroSizeCasesPass) {
+  for (const char* id : {"rope_half/B=1,H=1,S=0,D=2/float16/buffer/seed=1", "rope_llama/B=0,S=1,Hq=1,Hkv=1,D=2/float32/buffer/seed=1"}) {
+    CaseResult r = run_id(backend(), id);
+    EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
+  }
+}
+
 TEST_F(WebGpu, UniformThePlanDoesNotSetIsAnError) {
   KernelOverride broken(backend(), "rope_cis", R"(
 @group(0) @binding(0) var<storage, read_write> out_ : array<DTYPE>;

@@ -7,7 +7,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 for d in "$here"/debs/*.deb; do dpkg -x "$d" /; done
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+mkdir -p /tmp/ts-lib && for f in "$here"/lib/*.xz; do xz -dc "$f" > "/tmp/ts-lib/$(basename "$f" .xz)"; done
+export LD_LIBRARY_PATH="$here/lib:/tmp/ts-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 mkdir -p /tmp/ts-node && xz -dc "$here/node.xz" > /tmp/ts-node/node && chmod +x /tmp/ts-node/node
 mkdir -p /tmp/ts-webgpu/node_modules && tar -C /tmp/ts-webgpu/node_modules -xJf "$here/webgpu/webgpu.tar.xz"
 cp "$here/webgpu/package.json" /tmp/ts-webgpu/

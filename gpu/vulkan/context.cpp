@@ -1,10 +1,12 @@
 #include "gpu/vulkan/context.h"
 
+#include <spirv-tools/libspirv.h>
 #include <spirv_cross/spirv.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include "core/contract.h"
@@ -164,37 +166,85 @@ std::string Adapter::describe() const {
   return s + "]";
 }
 
-std::string Adapter::missing_for(uint32_t capability) const {
-  const Features& f = features;
-  auto need = [](bool ok, const char* what) { return ok ? std::string() : std::string(what); };
-  auto subgroup = [&](VkSubgroupFeatureFlags bit, const char* what) {
-    return need(f.subgroup_ops & bit, what);
-  };
-  switch (capability) {
-    case SpvCapabilityFloat16: return need(f.float16, "shaderFloat16");
-    case SpvCapabilityInt8: return need(f.int8, "shaderInt8");
-    case SpvCapabilityInt16: return need(f.int16, "shaderInt16");
-    case SpvCapabilityStorageBuffer16BitAccess: return need(f.storage16, "storageBuffer16BitAccess");
-    case SpvCapabilityStorageBuffer8BitAccess: return need(f.storage8, "storageBuffer8BitAccess");
-    case SpvCapabilityDotProduct:
-    case SpvCapabilityDotProductInputAll:
-    case SpvCapabilityDotProductInput4x8Bit:
-    case SpvCapabilityDotProductInput4x8BitPacked: return need(f.int_dot, "shaderIntegerDotProduct");
-    case SpvCapabilityGroupNonUniform: return subgroup(VK_SUBGROUP_FEATURE_BASIC_BIT, "subgroup basic ops");
-    case SpvCapabilityGroupNonUniformVote: return subgroup(VK_SUBGROUP_FEATURE_VOTE_BIT, "subgroup vote");
-    case SpvCapabilityGroupNonUniformArithmetic:
-      return subgroup(VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "subgroup arithmetic");
-    case SpvCapabilityGroupNonUniformBallot: return subgroup(VK_SUBGROUP_FEATURE_BALLOT_BIT, "subgroup ballot");
-    case SpvCapabilityGroupNonUniformShuffle: return subgroup(VK_SUBGROUP_FEATURE_SHUFFLE_BIT, "subgroup shuffle");
-    case SpvCapabilityGroupNonUniformShuffleRelative:
-      return subgroup(VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, "subgroup relative shuffle");
-    case SpvCapabilityGroupNonUniformClustered:
-      return subgroup(VK_SUBGROUP_FEATURE_CLUSTERED_BIT, "subgroup clustered ops");
-    case SpvCapabilityGroupNonUniformQuad: return subgroup(VK_SUBGROUP_FEATURE_QUAD_BIT, "subgroup quad ops");
-    case SpvCapabilityFloat64: return need(f.float64, "shaderFloat64");
-    case SpvCapabilityInt64: return need(f.int64, "shaderInt64");
-    default: return {};  // core in Vulkan 1.2 compute
+namespace {
+
+// The SPIR-V capabilities the backend knows how to check against a device, and how. Anything else a
+// kernel declares is refused (UNSUPPORTED, naming it) before a pipeline exists: passing an unchecked
+// capability on to the driver ends as a validation error, an ERROR, or a lost device, never as the
+// honest verdict that this device cannot run the kernel.
+struct KnownCapability {
+  uint32_t id;
+  const char* name;     // as SPIR-V spells it
+  const char* feature;  // the device feature it needs; nullptr: every Vulkan 1.2 device has it
+  bool (*has)(const Features&);
+};
+
+#define TS_FEATURE(field) [](const Features& f) { return bool(f.field); }
+#define TS_SUBGROUP(bit) [](const Features& f) { return (f.subgroup_ops & (bit)) != 0; }
+const KnownCapability kKnown[] = {
+    {SpvCapabilityShader, "Shader", nullptr, nullptr},
+    {SpvCapabilityMatrix, "Matrix", nullptr, nullptr},
+    {SpvCapabilityFloat16, "Float16", "shaderFloat16", TS_FEATURE(float16)},
+    {SpvCapabilityFloat64, "Float64", "shaderFloat64", TS_FEATURE(float64)},
+    {SpvCapabilityInt8, "Int8", "shaderInt8", TS_FEATURE(int8)},
+    {SpvCapabilityInt16, "Int16", "shaderInt16", TS_FEATURE(int16)},
+    {SpvCapabilityInt64, "Int64", "shaderInt64", TS_FEATURE(int64)},
+    {SpvCapabilityStorageBuffer16BitAccess, "StorageBuffer16BitAccess", "storageBuffer16BitAccess", TS_FEATURE(storage16)},
+    {SpvCapabilityStorageBuffer8BitAccess, "StorageBuffer8BitAccess", "storageBuffer8BitAccess", TS_FEATURE(storage8)},
+    {SpvCapabilityDotProduct, "DotProduct", "shaderIntegerDotProduct", TS_FEATURE(int_dot)},
+    {SpvCapabilityDotProductInputAll, "DotProductInputAll", "shaderIntegerDotProduct", TS_FEATURE(int_dot)},
+    {SpvCapabilityDotProductInput4x8Bit, "DotProductInput4x8Bit", "shaderIntegerDotProduct", TS_FEATURE(int_dot)},
+    {SpvCapabilityDotProductInput4x8BitPacked, "DotProductInput4x8BitPacked", "shaderIntegerDotProduct",
+     TS_FEATURE(int_dot)},
+    {SpvCapabilityGroupNonUniform, "GroupNonUniform", "subgroup basic ops", TS_SUBGROUP(VK_SUBGROUP_FEATURE_BASIC_BIT)},
+    {SpvCapabilityGroupNonUniformVote, "GroupNonUniformVote", "subgroup vote", TS_SUBGROUP(VK_SUBGROUP_FEATURE_VOTE_BIT)},
+    {SpvCapabilityGroupNonUniformArithmetic, "GroupNonUniformArithmetic", "subgroup arithmetic",
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_ARITHMETIC_BIT)},
+    {SpvCapabilityGroupNonUniformBallot, "GroupNonUniformBallot", "subgroup ballot",
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_BALLOT_BIT)},
+    {SpvCapabilityGroupNonUniformShuffle, "GroupNonUniformShuffle", "subgroup shuffle",
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_SHUFFLE_BIT)},
+    {SpvCapabilityGroupNonUniformShuffleRelative, "GroupNonUniformShuffleRelative", "subgroup relative shuffle",
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT)},
+    {SpvCapabilityGroupNonUniformClustered, "GroupNonUniformClustered", "subgroup clustered ops",
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_CLUSTERED_BIT)},
+    {SpvCapabilityGroupNonUniformQuad, "GroupNonUniformQuad", "subgroup quad ops", TS_SUBGROUP(VK_SUBGROUP_FEATURE_QUAD_BIT)},
+};
+#undef TS_FEATURE
+#undef TS_SUBGROUP
+
+}  // namespace
+
+std::string capability_name(uint32_t capability) {
+  for (const KnownCapability& k : kKnown)
+    if (k.id == capability) return k.name;
+  // SPIRV-Tools' disassembler knows every name: ask it about a module of one OpCapability.
+  const uint32_t module[] = {SpvMagicNumber, 0x00010500, 0, 1, 0, (2u << 16) | SpvOpCapability, capability};
+  std::string name;
+  spv_context ctx = spvContextCreate(SPV_ENV_UNIVERSAL_1_5);
+  spv_text text = nullptr;
+  if (spvBinaryToText(ctx, module, std::size(module), SPV_BINARY_TO_TEXT_OPTION_NO_HEADER, &text, nullptr) ==
+      SPV_SUCCESS) {
+    std::string line(text->str, text->length);
+    const std::string op = "OpCapability ";
+    if (size_t at = line.find(op); at != std::string::npos) name = line.substr(at + op.size());
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
   }
+  spvTextDestroy(text);
+  spvContextDestroy(ctx);
+  bool numeric = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return name.empty() || numeric ? cat("capability ", capability) : name;
+}
+
+std::string Adapter::missing_for(uint32_t capability) const {
+  for (const KnownCapability& k : kKnown) {
+    if (k.id != capability) continue;
+    if (!k.has || k.has(features)) return {};
+    return cat("needs SPIR-V capability ", k.name, " (", k.feature, "), which ", props.deviceName, " lacks");
+  }
+  return cat("declares SPIR-V capability ", capability_name(capability), " (", capability,
+             "), which the vulkan backend cannot check against device features (not on its allowlist, "
+             "gpu/vulkan/context.cpp)");
 }
 
 std::vector<Adapter> adapters(const Instance& instance) {

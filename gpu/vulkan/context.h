@@ -57,9 +57,14 @@ struct Adapter {
   Features features;
 
   std::string describe() const;  // "llvmpipe (LLVM 15.0.6, 256 bits) [cpu, Vulkan 1.4.305]"
-  // Why a kernel declaring this SPIR-V capability cannot run here, or "" if it can.
+  // Why a kernel declaring this SPIR-V capability cannot run here, or "" if it can: the capability
+  // is on the backend's allowlist and the device has what it needs. The reason names the capability
+  // ("needs SPIR-V capability Float16 (shaderFloat16), which <device> lacks").
   std::string missing_for(uint32_t spirv_capability) const;
 };
+
+// "ShaderClockKHR" for 5055; "capability N" for a number SPIR-V does not define.
+std::string capability_name(uint32_t spirv_capability);
 
 // Every physical device; throws std::runtime_error if there is none.
 std::vector<Adapter> adapters(const Instance& instance);

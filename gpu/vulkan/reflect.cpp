@@ -2,6 +2,7 @@
 
 #include <spirv_cross_c.h>
 
+#include <map>
 #include <memory>
 #include <stdexcept>
 
@@ -42,6 +43,67 @@ PushMember::Type scalar_type(const Reflector& r, spvc_type t, const std::string&
     case SPVC_BASETYPE_FP32: return PushMember::Type::f32;
     default: r.fail(cat("push constant '", name, "' must be a uint, int or float scalar"));
   }
+}
+
+// The Workgroup variables' sizes, read from the SPIR-V itself: SPIRV-Cross's C API does not list
+// them. Scalars and vectors at their natural size, arrays at ArrayStride (when decorated) times a
+// constant length, structs as the sum of their members; an array whose length is a specialization
+// constant makes its variable's size unknown (not counted). Workgroup memory layout is the driver's
+// own, so this is what the kernel asks for, not what the driver reserves: a check up front, while
+// the driver stays the judge of the near misses.
+uint64_t workgroup_bytes(const std::vector<uint32_t>& spirv) {
+  constexpr uint64_t kUnknown = ~uint64_t(0);
+  std::map<uint32_t, uint64_t> size, constant, stride;  // by result id
+  std::map<uint32_t, uint32_t> pointee;                  // Workgroup pointer type -> pointee type
+  uint64_t total = 0;
+  auto size_of = [&](uint32_t id) {
+    auto it = size.find(id);
+    return it == size.end() ? kUnknown : it->second;
+  };
+  auto times = [](uint64_t a, uint64_t b) { return a == kUnknown || b == kUnknown ? kUnknown : a * b; };
+  for (size_t i = 5; i < spirv.size();) {
+    const uint32_t words = spirv[i] >> 16, op = spirv[i] & 0xFFFF;
+    if (words == 0 || i + words > spirv.size()) break;  // malformed: glslang never emits it
+    const uint32_t* w = &spirv[i];
+    switch (op) {
+      case SpvOpDecorate:
+        if (words >= 4 && w[2] == SpvDecorationArrayStride) stride[w[1]] = w[3];
+        break;
+      case SpvOpTypeBool: size[w[1]] = 4; break;
+      case SpvOpTypeInt:
+      case SpvOpTypeFloat: size[w[1]] = w[2] / 8; break;
+      case SpvOpTypeVector:
+      case SpvOpTypeMatrix: size[w[1]] = times(size_of(w[2]), w[3]); break;
+      case SpvOpConstant:
+        if (words >= 4) constant[w[2]] = w[3];
+        break;
+      case SpvOpTypeArray: {
+        auto len = constant.find(w[3]);
+        auto st = stride.find(w[1]);
+        size[w[1]] = times(st != stride.end() ? st->second : size_of(w[2]), len != constant.end() ? len->second : kUnknown);
+        break;
+      }
+      case SpvOpTypeStruct: {
+        uint64_t sum = 0;
+        for (uint32_t m = 2; m < words && sum != kUnknown; ++m)
+          sum = size_of(w[m]) == kUnknown ? kUnknown : sum + size_of(w[m]);
+        size[w[1]] = sum;
+        break;
+      }
+      case SpvOpTypePointer:
+        if (w[2] == SpvStorageClassWorkgroup) pointee[w[1]] = w[3];
+        break;
+      case SpvOpVariable:
+        if (w[3] == SpvStorageClassWorkgroup)
+          if (auto p = pointee.find(w[1]); p != pointee.end() && size_of(p->second) != kUnknown)
+            total += size_of(p->second);
+        break;
+      case SpvOpFunction: return total;  // every type and global variable comes before the first function
+      default: break;
+    }
+    i += words;
+  }
+  return total;
 }
 
 }  // namespace
@@ -101,6 +163,7 @@ Reflection reflect(const std::vector<uint32_t>& spirv, const std::string& kernel
   size_t ncaps = 0;
   r.check(spvc_compiler_get_declared_capabilities(r.compiler, &caps, &ncaps), "capabilities");
   out.capabilities.assign(caps, caps + ncaps);
+  out.shared_bytes = workgroup_bytes(spirv);
   return out;
 }
 

@@ -24,6 +24,9 @@ struct Reflection {
   std::vector<PushMember> push;
   uint32_t push_size = 0;  // bytes of the push-constant block, 0 if none
   std::vector<uint32_t> capabilities;  // SPIR-V OpCapability values
+  // Workgroup (shared) memory: the sum of the natural sizes of the Workgroup variables whose size
+  // is a compile-time constant (an array sized by a specialization constant is not counted).
+  uint64_t shared_bytes = 0;
 };
 
 // Throws std::runtime_error naming the kernel for anything the backend cannot bind: other resource

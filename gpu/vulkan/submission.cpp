@@ -26,6 +26,7 @@ Submission::~Submission() {
   for (const Slot& s : slots_) {
     pool_.release(s.device, BufferPool::Role::device);
     pool_.release(s.staging, BufferPool::Role::staging);
+    pool_.release(s.snapshot, BufferPool::Role::staging);
   }
 }
 
@@ -36,8 +37,9 @@ void Submission::upload(const std::vector<HostBuffer>& host, uint64_t& allocatio
     ++allocations;
     Slot& s = slots_.back();
     if (!s.device.mapped) s.staging = pool_.acquire(size, BufferPool::Role::staging);
+    if (h.snapshot) s.snapshot = pool_.acquire(size, BufferPool::Role::staging);
     void* dst = s.device.mapped ? s.device.mapped : s.staging.mapped;
-    std::memcpy(dst, h.bytes.data(), h.bytes.size());
+    if (!h.bytes.empty()) std::memcpy(dst, h.bytes.data(), h.bytes.size());  // an empty vector's data() may be null
   }
 }
 
@@ -102,9 +104,21 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
       dev_.fn.vkCmdPushConstants(cmd, st.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(st.push.size()),
                                  st.push.data());
     dev_.fn.vkCmdDispatch(cmd, st.grid.groups[0], st.grid.groups[1], st.grid.groups[2]);
+    bool copied = false;
+    for (auto [binding, index] : st.bindings) {
+      Slot& s = slots_[index];
+      if (!s.snapshot.buffer || s.snapped) continue;
+      if (!copied) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kTransfer, VK_ACCESS_TRANSFER_READ_BIT);
+      copied = true;
+      s.snapped = true;
+      s.first_kernel = st.kernel;
+      copy(index, s.device.buffer, s.snapshot.buffer);
+    }
+    // The next dispatch may overwrite what was just copied.
+    if (copied) barrier(dev_, cmd, kTransfer, 0, kCompute, kShaderRW);
   }
-  barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kTransfer | VK_PIPELINE_STAGE_HOST_BIT,
-          VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT);
+  barrier(dev_, cmd, kCompute | kTransfer, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+          kTransfer | VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT);
   if (staged) {
     for (size_t i = 0; i < slots_.size(); ++i)
       if (host[i].read_back) copy(i, slots_[i].device.buffer, slots_[i].staging.buffer);
@@ -131,9 +145,15 @@ bool Submission::finished() const {
 
 void Submission::read_back(std::vector<HostBuffer>& host) const {
   for (size_t i = 0; i < slots_.size(); ++i) {
-    if (!host[i].read_back) continue;
+    HostBuffer& h = host[i];
     const Slot& s = slots_[i];
-    std::memcpy(host[i].bytes.data(), s.staging.buffer ? s.staging.mapped : s.device.mapped, host[i].bytes.size());
+    if (h.read_back && !h.bytes.empty())
+      std::memcpy(h.bytes.data(), s.staging.buffer ? s.staging.mapped : s.device.mapped, h.bytes.size());
+    if (s.snapped) {
+      h.first_use.assign(static_cast<const uint8_t*>(s.snapshot.mapped),
+                         static_cast<const uint8_t*>(s.snapshot.mapped) + h.bytes.size());
+      h.first_kernel = s.first_kernel;
+    }
   }
 }
 

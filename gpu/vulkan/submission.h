@@ -2,6 +2,7 @@
 // One case on the device: a buffer per host buffer and the whole plan in the device's command
 // buffer. Kept alive, with its device, while a timed-out kernel may still be running.
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,7 @@ namespace ts::vk {
 
 // One dispatch, ready to record.
 struct Step {
+  std::string kernel;
   const Pipeline* pipeline = nullptr;
   std::vector<std::pair<uint32_t, size_t>> bindings;  // (binding, index of the host buffer)
   std::vector<uint8_t> push;                          // the push-constant block, filled
@@ -29,16 +31,21 @@ class Submission {
   // A device buffer per host buffer, filled with its bytes; counts each buffer.
   void upload(const std::vector<HostBuffer>& host, uint64_t& allocations);
   // Records the steps with a barrier between consecutive dispatches (later ones read earlier
-  // outputs) and the copies back of read_back buffers; submits.
+  // outputs), a copy of each snapshot buffer right after the first step that binds it, and the
+  // copies back of read_back buffers; submits.
   VkResult submit(const std::vector<Step>& steps, const std::vector<HostBuffer>& host);
   VkResult wait(uint64_t timeout_ns) const;
   bool finished() const;  // the fence signalled or the device is lost: safe to destroy
+  // read_back buffers' bytes, and snapshot buffers' first_use / first_kernel.
   void read_back(std::vector<HostBuffer>& host) const;
 
  private:
   struct Slot {
     Buffer device;
-    Buffer staging;  // empty when the device buffer itself is mapped
+    Buffer staging;   // empty when the device buffer itself is mapped
+    Buffer snapshot;  // host-visible: the buffer after the first step binding it (HostBuffer::snapshot only)
+    bool snapped = false;
+    std::string first_kernel;  // that step's kernel
   };
 
   Device& dev_;

@@ -100,12 +100,16 @@ struct VulkanBackend::State {
     const vk::Reflection& r = prog.reflection;
     for (uint32_t cap : r.capabilities)
       if (std::string why = adapter.missing_for(cap); !why.empty())
-        throw Unsupported(cat("vulkan: kernel '", d.kernel, "' needs ", why, ", which ", adapter.props.deviceName,
-                              " lacks"));
+        throw Unsupported(cat("vulkan: kernel '", d.kernel, "' ", why));
+    const uint32_t shared_max = adapter.props.limits.maxComputeSharedMemorySize;
+    if (r.shared_bytes > shared_max)  // NVIDIA loses the device instead of refusing the pipeline
+      throw Unsupported(cat("vulkan: kernel '", d.kernel, "' declares ", r.shared_bytes, " bytes of shared memory; ",
+                            adapter.props.deviceName, " allows ", shared_max, " (maxComputeSharedMemorySize)"));
     if (r.push_size > adapter.props.limits.maxPushConstantsSize)
       throw Unsupported(cat("vulkan: kernel '", d.kernel, "' has ", r.push_size, " bytes of push constants; ",
                             adapter.props.deviceName, " allows ", adapter.props.limits.maxPushConstantsSize));
     vk::Step st;
+    st.kernel = d.kernel;
     for (const vk::StorageBinding& b : r.buffers) {
       const std::string tensor = bound_tensor(d, b.array);
       auto it = std::find_if(buffers.begin(), buffers.end(), [&](const HostBuffer& h) { return h.name == tensor; });

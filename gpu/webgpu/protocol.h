@@ -9,7 +9,7 @@ namespace ts::webgpu {
 enum class FrameType : uint8_t {
   info = 1,    // request: empty; reply: JSON {adapter, features, limits, flags}
   run = 2,     // request: u32 header length, JSON header, raw data the header points into
-  result = 3,  // reply to run: the read-back buffers' bytes, back to back, in buffer order
+  result = 3,  // reply to run: the read-back buffers' bytes, back to back, in buffer order, then snapshots
   error = 4,   // reply to anything: a UTF-8 message
 };
 

@@ -225,6 +225,8 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
 
   std::map<std::string, size_t> shader_index;  // by WGSL text and workgroup size
   size_t uniforms = 0;
+  std::vector<std::pair<size_t, std::string>> snapshots;  // (buffer, kernel after which it is copied)
+  std::vector<bool> snapped(buffers.size(), false);
   for (const Dispatch& d : plan) {
     const std::optional<Grid> grid = fold_grid(d.invocations, workgroup_size, limits_);
     if (!grid) throw std::runtime_error(cat("webgpu: dispatch ", d.kernel, " does not fit the device grid"));
@@ -244,7 +246,7 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
                                  {"wg", grid->workgroup_size},
                                  {"layout", std::move(layout)}});
     }
-    json binds = json::array();
+    json binds = json::array(), snaps = json::array();
     for (const auto& s : res.storage) {
       const std::string tensor = bound_tensor(d, s.array);
       auto bi = buffer_index.find(tensor);
@@ -253,11 +255,17 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
                                      "', which the case does not have"));
       const HostBuffer& hb = buffers[bi->second];
       binds.push_back({s.binding, bi->second, hb.offset, padded_size(hb.size)});
+      if (hb.snapshot && !snapped[bi->second]) {
+        snapped[bi->second] = true;
+        snaps.push_back(bi->second);
+        snapshots.emplace_back(bi->second, d.kernel);
+      }
     }
     json dispatch = {{"shader", it->second},
                      {"groups", {grid->groups[0], grid->groups[1], grid->groups[2]}},
                      {"binds", std::move(binds)},
-                     {"uniform", nullptr}};
+                     {"uniform", nullptr},
+                     {"snapshots", std::move(snaps)}};
     if (res.uniform) {
       dispatch["uniform"] = {{"binding", res.uniform->binding}, {"bytes", blob.add(uniform_bytes(*res.uniform, d))}};
       ++uniforms;
@@ -287,12 +295,19 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
   size_t want = 0;
   for (const HostBuffer& b : buffers)
     if (b.read_back) want += padded_size(b.bytes.size());
+  for (auto& [index, kernel] : snapshots) want += padded_size(buffers[index].bytes.size());
   if (reply.payload.size() != want)
     throw std::runtime_error(cat("webgpu: the worker returned ", reply.payload.size(), " bytes, expected ", want));
-  size_t at = 0;
+  const uint8_t* at = reply.payload.data();
   for (HostBuffer& b : buffers) {
     if (!b.read_back) continue;
-    std::memcpy(b.bytes.data(), reply.payload.data() + at, b.bytes.size());
+    if (!b.bytes.empty()) std::memcpy(b.bytes.data(), at, b.bytes.size());  // an empty vector's data() may be null
+    at += padded_size(b.bytes.size());
+  }
+  for (auto& [index, kernel] : snapshots) {
+    HostBuffer& b = buffers[index];
+    b.first_use.assign(at, at + b.bytes.size());
+    b.first_kernel = kernel;
     at += padded_size(b.bytes.size());
   }
 }

@@ -115,8 +115,9 @@ async function pipelineFor(device, shader) {
   return entry;
 }
 
-// Records every dispatch of the case into one compute pass and submits it; returns the staging
-// buffer that receives the read-back buffers, back to back, or null when nothing is read back.
+// Records every dispatch of the case in order and submits it; returns the staging buffer that
+// receives the read-back buffers, back to back, then the snapshots (a dispatch's `snapshots`: buffers
+// copied right after it, which ends the compute pass there), or null when nothing is read back.
 function submit(device, head, shaders, bytes, made) {
   const buffers = head.buffers.map((b) => {
     const buf = device.createBuffer({
@@ -126,8 +127,17 @@ function submit(device, head, shaders, bytes, made) {
     if (b.init[1]) device.queue.writeBuffer(buf, 0, bytes(b.init));
     return buf;
   });
+  const reads = head.buffers.map((b, i) => [b, i]).filter(([b]) => b.read);
+  const snapshots = head.dispatches.flatMap((d) => d.snapshots ?? []);
+  const total = reads.reduce((n, [b]) => n + b.size, 0) + snapshots.reduce((n, i) => n + head.buffers[i].size, 0);
+  let staging = null;
+  if (total) {
+    staging = device.createBuffer({ size: total, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    made.push(staging);
+  }
+  let at = reads.reduce((n, [b]) => n + b.size, 0);  // snapshots go after the read-back buffers
   const enc = device.createCommandEncoder();
-  const pass = enc.beginComputePass();
+  let pass = enc.beginComputePass();
   for (const d of head.dispatches) {
     const { pipeline, layout } = shaders[d.shader];
     const entries = d.binds.map(([binding, index, offset, size]) =>
@@ -141,19 +151,20 @@ function submit(device, head, shaders, bytes, made) {
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, device.createBindGroup({ layout, entries }));
     pass.dispatchWorkgroups(...d.groups);
+    if (d.snapshots?.length) {
+      pass.end();
+      for (const i of d.snapshots) {
+        enc.copyBufferToBuffer(buffers[i], 0, staging, at, head.buffers[i].size);
+        at += head.buffers[i].size;
+      }
+      pass = enc.beginComputePass();
+    }
   }
   pass.end();
-  const reads = head.buffers.map((b, i) => [b, i]).filter(([b]) => b.read);
-  const total = reads.reduce((n, [b]) => n + b.size, 0);
-  let staging = null;
-  if (total) {
-    staging = device.createBuffer({ size: total, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    made.push(staging);
-    let at = 0;
-    for (const [b, i] of reads) {
-      enc.copyBufferToBuffer(buffers[i], 0, staging, at, b.size);
-      at += b.size;
-    }
+  at = 0;
+  for (const [b, i] of reads) {
+    enc.copyBufferToBuffer(buffers[i], 0, staging, at, b.size);
+    at += b.size;
   }
   device.queue.submit([enc.finish()]);
   return staging;
