@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "core/registry.h"
 #include "core/rng.h"
@@ -48,8 +49,12 @@ std::string describe_failure(const CompareReport& r, const Tensor& got) {
   if (r.first_bad < 0) return "";
   std::string s = cat(r.output, ": ", r.mismatches, " of ", r.count, " elements outside tolerance");
   if (r.unwritten) s += cat(" (", r.unwritten, " never written)");
-  s += cat("; first at ", index_str(got.shape, r.first_bad), ": got ", r.first_got, ", want ", r.first_want,
-           " (atol ", r.tol.atol, ", rtol ", r.tol.rtol, ")");
+  // 9 digits tell a float32 result from its neighbours; the error is shown against what was allowed
+  // there (atol + the element's own bound + rtol*|want|).
+  char buf[160];
+  std::snprintf(buf, sizeof buf, ": got %.9g, want %.9g (error %.3g, allowed %.3g)", r.first_got, r.first_want,
+                std::fabs(r.first_got - r.first_want), r.first_allowed);
+  s += cat("; first at ", index_str(got.shape, r.first_bad), buf);
   return s;
 }
 
