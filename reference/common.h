@@ -39,9 +39,10 @@ double gamma_f32(double n);
 //  - the store to float16 / bfloat16 rounds up or down (Vulkan leaves OpFConvert's rounding mode to
 //    the implementation): less than one ulp, 2^-10 / 2^-7 of the value. Relative to the computed
 //    value, not the reference, so the bound grows by that factor too; rtol is the ulp.
-//  - atol: the stored dtype's subnormal spacing (float16 2^-24, bfloat16 2^-133; float16 subnormals
-//    are kept by lavapipe's and NVIDIA's conversions), plus 2^-100 for float32 subnormals that a
-//    device may flush to zero anywhere in the arithmetic (each below 2^-126).
+//  - atol: the stored dtype's subnormal spacing (float16 2^-24, bfloat16 2^-133), plus 2^-100 for
+//    float32 subnormals that a device may flush to zero anywhere in the arithmetic (each below
+//    2^-126). float16 subnormals, loaded or stored, are taken to be kept (lavapipe keeps them): a
+//    device that flushed them would fail elements near or below 2^-14.
 //  - the float64 reference rounds too, by a few units of 2^-53 over the same terms: under 2^-20 of
 //    any gamma_n bound, so the bounds grow by that factor.
 Tolerance derived_tolerance(DType t, Tensors bounds);

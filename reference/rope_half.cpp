@@ -65,9 +65,9 @@ std::vector<Dispatch> plan(const Problem& p) {
   return {{"rope_half", {}, n, {{"n", double(n)}, {"S", double(x[2])}, {"D", double(x[3])}}}};
 }
 
-// Each output element is x[d]*cos + r[d]*sin in float32, r[d] = -+x[d -+ D/2] (negation is exact),
-// from inputs exact in float32: each product term rounded at most twice (once under fma
-// contraction), so |err| <= gamma_2 (|x[d] cos| + |r[d] sin|).
+// Each output element is x[d]*cos + r[d]*sin in float32, r[d] = -x[d + D/2] or x[d - D/2] (negation
+// is exact), from inputs exact in float32: each product term is rounded at most twice (once under
+// fma contraction), so |err| <= gamma_2 (|x[d] cos| + |r[d] sin|).
 Tolerance tolerance(const Problem& p) {
   const Tensor &x = p.inputs.at("x"), &cs = p.inputs.at("cos"), &sn = p.inputs.at("sin");
   const int64_t S = x.shape[2], D = x.shape[3], half = D / 2;

@@ -204,21 +204,23 @@ std::vector<Dispatch> plan(const Problem& p) {
 // valid for any rounding direction, summation order and fma contraction the specs allow:
 //  1. A score is a D-term dot product times scale (itself rounded to float32), rounded:
 //     |s_c - x_c| <= ds_c = gamma(D + 2) |scale| sum_i |q_i k_ci|.
-//  2. Softmax: t_c = s_c - max s, rounded (u T_c, |t_c| <= T_c = |x_c - m| + ds_c + max ds), then exp
-//     within (3 + 2|t|) ulp (GLSL.std.450 and WGSL alike). The shift max s - m is common to every
-//     weight and cancels in the ratio, so weight c is off by a factor 1 + rho_c with
-//     |rho_c| <= r_c = expm1(ds_c + u T_c) + (3 + 2 T_c) u exp(ds_c + u T_c).
+//  2. Softmax: t_c = s_c - max s, rounded (by u T_c: |s_c - max s| <= T_c = |x_c - m| + ds_c + max ds,
+//     so |t_c| <= (1 + u) T_c), then exp within (3 + 2|t|) ulp (GLSL.std.450 and WGSL alike). The
+//     shift max s - m is common to every weight and cancels in the ratio, so weight c is off by a
+//     factor 1 + rho_c, |rho_c| <= r_c = expm1(ds_c + u T_c) + (3 + 2(1 + u) T_c) u exp(ds_c + u T_c).
 //     The sum (ctx - 1 additions), the reciprocal (2.5 ulp; the sum lies in [1, ctx]) and the
 //     products round too: p^_c = p_c (1 + rho_c) / (1 + P) (1 + theta_c), P = sum_c p_c rho_c,
-//     |theta_c| <= theta = (1 + 2.5u)(1 + u) / (1 - gamma(ctx - 1)) - 1.
+//     |theta_c| <= theta = (1 + 2.5u)(1 + u) / ((1 - gamma(ctx - 1))(1 - (ctx - n) 2^-47)) - 1, the
+//     last factor for the masked weights' share of the sum (below).
 //  3. AV is a ctx-term dot product: gamma(ctx) sum_c p^_c |v_cd|.
-// As sum_c p_c (rho_c - P) = 0, the weights' errors move out_d by sum_c p_c (rho_c - P)(v_cd - out_d)/(1 + P):
-//   |err_d| <= [sum_c p_c (r_c + rbar) |v_cd - out_d| + (theta + gamma(ctx)(1 + theta)) sum_c p_c (1 + r_c) |v_cd|] / (1 - rbar),
-// rbar = sum_c p_c r_c. Whatever the score errors, out_d and the kernel's value are (nearly) convex
-// combinations of v_.d, so err_d is also at most max_c v_cd - min_c v_cd + (theta + gamma(ctx)(1 +
-// theta)) max_c |v_cd|: the smaller of the two holds (the first grows without limit when huge logits
-// make the score errors reach units). exp(MASKED - max) is within (3 + 2e30) ulp of 0 by the letter
-// of the specs, below 2^-48 (every device returns 0): masked weights add (ctx - n) 2^-46 max_c |v_cd|.
+// As sum_c p_c (rho_c - P) = 0, the weights' errors move out_d by sum_c p_c (rho_c - P)(v_cd - out_d)
+// / (1 + P); with rbar = sum_c p_c r_c and c1 = theta + gamma(ctx)(1 + theta):
+//   |err_d| <= [sum_c p_c (r_c + rbar) |v_cd - out_d| + c1 sum_c p_c (1 + r_c) |v_cd|] / (1 - rbar).
+// Whatever the score errors, out_d and the kernel's value are (nearly) convex combinations of v_.d,
+// so err_d is also at most max_c v_cd - min_c v_cd + c1 max_c |v_cd|: the smaller of the two holds
+// (the first grows without limit once huge logits make the score errors reach units).
+// exp(MASKED - max) is within (3 + 2e30) ulp of 0 by the letter of the specs, below 2^-48 (every
+// device returns 0): masked weights add (ctx - n) 2^-46 max_c |v_cd|.
 // The float16 store and the reference's own rounding are added by derived_tolerance.
 Tolerance tolerance(const Problem& p) {
   const double u = kUnitF32;
@@ -249,7 +251,8 @@ Tolerance tolerance(const Problem& p) {
         pw /= pw.sum();
         const Eigen::ArrayXd T = (x - m).abs() + ds + ds.maxCoeff();
         const Eigen::ArrayXd phi = ds + u * T;
-        const Eigen::ArrayXd r = phi.unaryExpr([](double v) { return std::expm1(v); }) + (3 + 2 * T) * u * phi.exp();
+        const Eigen::ArrayXd r =
+            phi.unaryExpr([](double v) { return std::expm1(v); }) + (3 + 2 * (1 + u) * T) * u * phi.exp();
         const double rbar = (pw * r).sum();
         const double theta = (1 + 2.5 * u) * (1 + u) / ((1 - g_sum) * (1 - double(ctx - n) * 0x1p-47)) - 1;
         const double c1 = theta + g_av * (1 + theta);
