@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "core/half.h"
 #include "gpu/gpu_backend.h"
@@ -40,6 +41,11 @@ CompareReport compare(const std::string& name, const Tensor& got, const Tensor& 
     r.worst = std::numeric_limits<double>::infinity();
     return r;
   }
+  const Tensor* elem = tol.bound(name);
+  if (elem && (elem->dtype != DType::f64 || elem->shape != ref.shape))
+    throw std::logic_error(cat("tolerance of ", name, " is ", elem->describe(), " but the reference is ", ref.describe(),
+                               ": a per-element bound must be float64 of the output's shape"));
+  const double* bound = elem ? reinterpret_cast<const double*>(elem->bytes.data()) : nullptr;
   r.bad_per_dim.resize(got.shape.size());
   for (size_t d = 0; d < got.shape.size(); ++d) r.bad_per_dim[d].assign(size_t(got.shape[d]), 0);
   const bool fl = is_float(got.dtype);
@@ -50,7 +56,7 @@ CompareReport compare(const std::string& name, const Tensor& got, const Tensor& 
     double g = got.get(i), w = ref.get(i);
     bool bad;
     double err = std::fabs(g - w);
-    double allowed = tol.atol + tol.rtol * std::fabs(w);
+    double allowed = tol.atol + (bound ? bound[i] : 0.0) + tol.rtol * std::fabs(w);
     bool unwritten = poisoned && fl && got.bits(i) == poison;
     if (unwritten) {
       ++r.unwritten;
@@ -73,13 +79,15 @@ CompareReport compare(const std::string& name, const Tensor& got, const Tensor& 
     if (fl && !unwritten && std::isfinite(g) && std::isfinite(w)) {
       rounded.set(0, w);
       int64_t a = ordered(got.bits(i), got.dtype), b = ordered(rounded.bits(0), got.dtype);
-      r.max_ulp = std::max<uint64_t>(r.max_ulp, uint64_t(a > b ? a - b : b - a));
+      // In uint64: the distance between two float64s of opposite sign can pass int64's range.
+      r.max_ulp = std::max<uint64_t>(r.max_ulp, a > b ? uint64_t(a) - uint64_t(b) : uint64_t(b) - uint64_t(a));
     }
     if (bad) {
       if (r.first_bad < 0) {
         r.first_bad = i;
         r.first_got = g;
         r.first_want = w;
+        r.first_allowed = allowed;
       }
       ++r.mismatches;
       int64_t flat = i;
@@ -91,6 +99,16 @@ CompareReport compare(const std::string& name, const Tensor& got, const Tensor& 
   }
   r.nmse = ref2 > 0 ? err2 / ref2 : err2;
   return r;
+}
+
+Tolerance scaled(const Tolerance& tol, double k) {
+  Tolerance t{tol.atol * k, tol.rtol * k, {}};
+  for (auto& [name, b] : tol.elem) {
+    auto s = std::make_shared<Tensor>(*b);
+    for (int64_t i = 0; i < s->numel(); ++i) s->set(i, s->get(i) * k);
+    t.elem[name] = std::move(s);
+  }
+  return t;
 }
 
 }  // namespace ts

@@ -1,7 +1,7 @@
 #pragma once
 // Element-wise comparison of a backend's output with the float64 reference (SPEC "Comparison and
-// outcomes"): |out - ref| <= atol + rtol*|ref|; NaN never passes; +-Inf must match in sign; an
-// element still holding the poison pattern was never written.
+// outcomes"): |out - ref| <= atol + elem[i] + rtol*|ref| (core/op.h Tolerance); NaN never passes;
+// +-Inf must match in sign; an element still holding the poison pattern was never written.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,19 +16,24 @@ struct CompareReport {
   int64_t mismatches = 0;      // elements outside tolerance (unwritten ones included)
   int64_t unwritten = 0;       // elements that still hold the poison pattern
   int64_t first_bad = -1;      // flat index of the first mismatch
-  double first_got = 0, first_want = 0;
+  double first_got = 0, first_want = 0, first_allowed = 0;
   double max_abs = 0, max_rel = 0, nmse = 0;
   uint64_t max_ulp = 0;        // distance from the reference rounded to the output dtype
-  double worst = 0;            // max |err| / (atol + rtol*|ref|): <= 1 passes
+  double worst = 0;            // max |err| / allowed (atol + elem[i] + rtol*|ref|): <= 1 passes
   std::vector<std::vector<int64_t>> bad_per_dim;  // mismatches per index of each dimension
   Tolerance tol;
 
   bool ok() const { return mismatches == 0; }
 };
 
-// `poisoned` tells whether `got` came from a poisoned buffer (unwritten detection applies).
+// `poisoned` tells whether `got` came from a poisoned buffer (unwritten detection applies). The
+// per-element bound of output `name` (tol.bound(name)), if any, must have ref's shape.
 CompareReport compare(const std::string& name, const Tensor& got, const Tensor& ref, Tolerance tol,
                       bool poisoned);
+
+// Every part of `tol` times k: two results each within `tol` of the exact value are within
+// scaled(tol, 2) of each other.
+Tolerance scaled(const Tolerance& tol, double k);
 
 // "[0,3,1,7]" for a flat index of a shape.
 std::string index_str(const Shape& s, int64_t flat);

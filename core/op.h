@@ -4,6 +4,7 @@
 // one file in reference/ (this struct), one GLSL and one WGSL kernel, one generator in properties/,
 // and one line in core/registry.cpp.
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,8 +28,21 @@ struct Problem {
   std::string storage = "buffer";
 };
 
+// What an output element may differ from the float64 reference by (SPEC "Comparison and outcomes"):
+// element i of output `name` passes iff |out - ref| <= atol + elem[name][i] + rtol*|ref|, NaN never.
+// `elem` holds, per output, a float64 tensor of that output's shape: the bound of the kernel's own
+// arithmetic on this case's inputs (reference/*.cpp derive it beside each operator). atol and rtol
+// are what every element shares: rtol the final store's rounding to a narrower dtype, atol its
+// subnormal spacing. An output without an `elem` entry (a golden's {"atol","rtol"}) is held to the
+// scalars alone. Tensors are shared, so copying a Tolerance (or an Expected) stays cheap.
 struct Tolerance {
   double atol = 0, rtol = 0;
+  std::map<std::string, std::shared_ptr<const Tensor>> elem;
+
+  const Tensor* bound(const std::string& output) const {
+    auto it = elem.find(output);
+    return it == elem.end() ? nullptr : it->second.get();
+  }
 };
 
 // A buffer a plan writes. Outputs are poisoned and guarded before dispatch; an in/out buffer

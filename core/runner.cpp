@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "core/case_rules.h"
 #include "core/registry.h"
@@ -68,8 +69,12 @@ std::string describe_failure(const CompareReport& r, const Tensor& got, bool scr
   if (r.unwritten)
     s += scratch_unwritten ? cat(" (", r.unwritten, " hold the poison pattern: never written, or computed from unwritten scratch)")
                            : cat(" (", r.unwritten, " never written)");
-  s += cat("; first at ", index_str(got.shape, r.first_bad), ": got ", r.first_got, ", want ", r.first_want,
-           " (atol ", r.tol.atol, ", rtol ", r.tol.rtol, ")");
+  // 9 digits tell a float32 result from its neighbours; the error is shown against what was allowed
+  // there (atol + the element's own bound + rtol*|want|).
+  char buf[160];
+  std::snprintf(buf, sizeof buf, ": got %.9g, want %.9g (error %.3g, allowed %.3g)", r.first_got, r.first_want,
+                std::fabs(r.first_got - r.first_want), r.first_allowed);
+  s += cat("; first at ", index_str(got.shape, r.first_bad), buf);
   return s;
 }
 

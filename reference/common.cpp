@@ -1,5 +1,7 @@
 #include "reference/common.h"
 
+#include <stdexcept>
+
 namespace ts {
 
 Tensor uniform_tensor(DType t, Shape s, uint64_t seed, const std::string& name, double lo, double hi) {
@@ -16,13 +18,25 @@ Var tables_var() {
 }
 bool random_tables(const Case& c) { return c.word("tables", "rope") == "random"; }
 
-Tolerance elementwise_tolerance(DType t) {
-  switch (t) {
-    case DType::f16: return {1e-5, 1e-3};
-    case DType::bf16: return {1e-5, 1.6e-2};
-    case DType::f64: return {1e-12, 1e-12};
-    default: return {1e-5, 1.3e-6};
+double gamma_f32(double n) {
+  const double nu = n * kUnitF32;
+  if (!(nu < 1)) throw std::invalid_argument(cat("gamma_f32(", n, "): n u must be below 1"));
+  return nu / (1 - nu);
+}
+
+Tolerance derived_tolerance(DType t, Tensors bounds) {
+  Tolerance tol;
+  tol.atol = 0x1p-100;
+  if (t == DType::f16) tol.atol += 0x1p-24, tol.rtol = 0x1p-10;
+  if (t == DType::bf16) tol.atol += 0x1p-133, tol.rtol = 0x1p-7;
+  const double grow = (1 + tol.rtol) * (1 + 0x1p-20);
+  for (auto& [name, b] : bounds) {
+    if (b.dtype != DType::f64) throw std::invalid_argument(cat("bound of ", name, " must be float64, is ", b.describe()));
+    double* v = reinterpret_cast<double*>(b.bytes.data());
+    for (int64_t i = 0; i < b.numel(); ++i) v[i] *= grow;
+    tol.elem[name] = std::make_shared<const Tensor>(std::move(b));
   }
+  return tol;
 }
 
 void require_rank(Contract& c, const Problem& p, const std::string& name, size_t rank) {

@@ -18,13 +18,34 @@ inline double inv_freq(int64_t i, int64_t d, double theta = 10000.0) {
   return std::pow(theta, -2.0 * double(i) / double(d));
 }
 
-// Unit roundoff of the arithmetic a kernel uses for `dtype` activations (float16 kernels compute in
-// float32, so their arithmetic error is float32's; only the final store rounds to float16).
-constexpr double kUnitF32 = 0x1p-24;
+// How the kernels round, from which every operator derives its per-element tolerance.
+// Vulkan's SPIR-V environment ("Precision of Individual Operations") and WGSL ("Floating Point
+// Accuracy") both make float32 +, - and * "correctly rounded" in a weak sense: the exact result
+// rounded up or down, the rounding mode left to the implementation. One operation thus errs by less
+// than one ulp of its result, a relative 2^-23: twice IEEE round-to-nearest's 2^-24, which lavapipe
+// and NVIDIA use, so a correct kernel stays below about half its bound. float16 kernels compute in
+// float32 too (loads widen exactly); only the final store rounds to float16.
+// Both let the compiler reassociate and contract a*b+c into an fma. The bounds below hold for any
+// summation order (each term of an n-term sum passes through at most n-1 additions, whatever the
+// tree) and an fma only drops a rounding.
+constexpr double kUnitF32 = 0x1p-23;
 
-// PyTorch assert_close defaults: a backend computing an element-wise expression of a few float32
-// operations per element stays far inside these; float16/bfloat16 are dominated by the output store.
-Tolerance elementwise_tolerance(DType t);
+// Higham's gamma_n = n u / (1 - n u) with u = kUnitF32: n roundings move a value by at most
+// gamma_n of it, and an n-term float32 dot product errs by at most gamma_n * sum |x_i y_i|.
+double gamma_f32(double n);
+
+// The tolerance of a case whose outputs' float32 arithmetic errs, element by element, by at most
+// `bounds` (output name -> float64 tensor of that output's shape), for outputs stored as `t`:
+//  - the store to float16 / bfloat16 rounds up or down (Vulkan leaves OpFConvert's rounding mode to
+//    the implementation): less than one ulp, 2^-10 / 2^-7 of the value. Relative to the computed
+//    value, not the reference, so the bound grows by that factor too; rtol is the ulp.
+//  - atol: the stored dtype's subnormal spacing (float16 2^-24, bfloat16 2^-133), plus 2^-100 for
+//    float32 subnormals that a device may flush to zero anywhere in the arithmetic (each below
+//    2^-126). float16 subnormals, loaded or stored, are taken to be kept (lavapipe keeps them): a
+//    device that flushed them would fail elements near or below 2^-14.
+//  - the float64 reference rounds too, by a few units of 2^-53 over the same terms: under 2^-20 of
+//    any gamma_n bound, so the bounds grow by that factor.
+Tolerance derived_tolerance(DType t, Tensors bounds);
 
 // The variables every RoPE-family id shares: the first position of the angles, and how the
 // rotation tables are drawn. `tables=random` fills them with arbitrary values in [-1, 1] (the

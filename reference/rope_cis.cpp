@@ -82,7 +82,23 @@ std::vector<Dispatch> plan(const Problem& p) {
   return {{"rope_cis", {}, pairs, {{"n", double(pairs)}, {"nc2", double(x[1] * x[2] / 2)}}}};
 }
 
-Tolerance tolerance(const Problem& p) { return elementwise_tolerance(p.dtype); }
+// As rope_llama: each output element is a*c - b*s or a*s + b*c in float32 from exact inputs, each
+// product term rounded at most twice (once under fma contraction): |err| <= gamma_2 (|a c| + |b s|).
+Tolerance tolerance(const Problem& p) {
+  const Tensor &x = p.inputs.at("x"), &f = p.inputs.at("freqs_cis");
+  const int64_t NC = x.shape[1] * x.shape[2];
+  const double g = gamma_f32(2);
+  Tensor bound(DType::f64, x.shape);
+  double* o = reinterpret_cast<double*>(bound.bytes.data());
+  for (int64_t pair = 0; pair < x.numel() / 2; ++pair) {
+    int64_t j = pair % (NC / 2);
+    double a = std::fabs(x.get(2 * pair)), b = std::fabs(x.get(2 * pair + 1));
+    double c = std::fabs(f.get(2 * j)), s = std::fabs(f.get(2 * j + 1));
+    o[2 * pair] = g * (a * c + b * s);
+    o[2 * pair + 1] = g * (a * s + b * c);
+  }
+  return derived_tolerance(p.dtype, {{"out", std::move(bound)}});
+}
 
 std::vector<Case> edge_cases(DType t) {
   auto mk = [t](int64_t B, int64_t N, int64_t C, std::string fshape = "n_c2_2", int64_t pos = 0) {

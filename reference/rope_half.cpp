@@ -70,7 +70,24 @@ std::vector<Dispatch> plan(const Problem& p) {
   return {{"rope_half", {}, n, {{"n", double(n)}, {"S", double(x[2])}, {"D", double(x[3])}}}};
 }
 
-Tolerance tolerance(const Problem& p) { return elementwise_tolerance(p.dtype); }
+// Each output element is x[d]*cos + r[d]*sin in float32, r[d] = -x[d + D/2] or x[d - D/2] (negation
+// is exact), from inputs exact in float32: each product term is rounded at most twice (once under
+// fma contraction), so |err| <= gamma_2 (|x[d] cos| + |r[d] sin|).
+Tolerance tolerance(const Problem& p) {
+  const Tensor &x = p.inputs.at("x"), &cs = p.inputs.at("cos"), &sn = p.inputs.at("sin");
+  const int64_t S = x.shape[2], D = x.shape[3], half = D / 2;
+  const double g = gamma_f32(2);
+  Tensor bound(DType::f64, x.shape);
+  double* o = reinterpret_cast<double*>(bound.bytes.data());
+  for (int64_t r = 0; r < x.numel() / std::max<int64_t>(D, 1); ++r) {
+    int64_t s = r % S;
+    for (int64_t d = 0; d < D; ++d) {
+      double rot = std::fabs(x.get(r * D + (d < half ? d + half : d - half)));
+      o[r * D + d] = g * (std::fabs(x.get(r * D + d) * cs.get(s * D + d)) + rot * std::fabs(sn.get(s * D + d)));
+    }
+  }
+  return derived_tolerance(p.dtype, {{"out", std::move(bound)}});
+}
 
 std::vector<Case> edge_cases(DType t) {
   auto mk = [t](int64_t B, int64_t H, int64_t S, int64_t D, int64_t pos = 0) {

@@ -99,7 +99,31 @@ std::vector<Dispatch> plan(const Problem& p) {
             {"Hkv", double(k[2])}, {"hd", double(hd)}}}};
 }
 
-Tolerance tolerance(const Problem& p) { return elementwise_tolerance(p.dtype); }
+// Each output element is one float32 expression of two products of inputs exact in float32 (float16
+// widens exactly): a*c - b*n or a*n + b*c. Each product term is rounded at most twice (its product,
+// the sum), once if the compiler contracts it into an fma, so |err| <= gamma_2 (|a c| + |b n|).
+Tensor rotation_bound(const Tensor& x, const Mat& c, const Mat& n) {
+  const int64_t S = x.shape[1], H = x.shape[2], D = x.shape[3], half = D / 2;
+  const double g = gamma_f32(2);
+  Tensor out(DType::f64, x.shape);
+  double* o = reinterpret_cast<double*>(out.bytes.data());
+  for (int64_t r = 0; r < x.numel() / D; ++r) {
+    int64_t s = (r / H) % S;
+    for (int64_t i = 0; i < half; ++i) {
+      double a = std::fabs(x.get(r * D + 2 * i)), b = std::fabs(x.get(r * D + 2 * i + 1));
+      double ca = std::fabs(c(s, i)), na = std::fabs(n(s, i));
+      o[r * D + 2 * i] = g * (a * ca + b * na);
+      o[r * D + 2 * i + 1] = g * (a * na + b * ca);
+    }
+  }
+  return out;
+}
+
+Tolerance tolerance(const Problem& p) {
+  Mat c = to_mat(p.inputs.at("freqs_cos")), n = to_mat(p.inputs.at("freqs_sin"));
+  return derived_tolerance(p.dtype, {{"xq_out", rotation_bound(p.inputs.at("xq"), c, n)},
+                                     {"xk_out", rotation_bound(p.inputs.at("xk"), c, n)}});
+}
 
 std::vector<Case> edge_cases(DType t) {
   auto mk = [t](int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t pos = 0) {

@@ -192,44 +192,77 @@ std::vector<Dispatch> plan(const Problem& p) {
   return v;
 }
 
-// Both dtypes compute in float32 (u = 2^-24) from the case's own inputs: float32 scores, softmax
-// and accumulators; float16 only in storage. A sum of n rounded terms errs by at most
-// gamma(n) * sum|terms| with gamma(n) = min(n, lambda*sqrt(n)) * u: n*u is Higham's worst case,
-// lambda*sqrt(n)*u the probabilistic bound of Higham & Mary (2019), which fails with probability
-// below 2n*exp(-lambda^2/2), under 1e-9 at n = 8192 for lambda = 8. With a = |scale|*max|q|_2*max|k|_2
-// (Cauchy-Schwarz: a bounds sum|q_i k_i| * |scale| of every score) and vmax = max|v| over ctx:
-//  - a score errs by ds = (gamma(D) + 2u) * a (D products, the scale product and scale's rounding);
-//  - score errors ds_c move out = sum_c p_c v_c by sum_c p_c (ds_c - mean ds)(v_c - out) <= 4 ds vmax;
-//  - exp is accurate to (3 + 2|x|) ulp (GLSL.std.450 and WGSL alike), a relative 2u(3 + 2|x|), and
-//    sum_c p_c |x_c| <= ln(ctx) for x_c = s_c - max: at most 4 vmax * 2u (3 + 2 ln ctx);
-//  - the normaliser (ctx positive terms) and AV (ctx terms, sum|terms| <= vmax) add gamma(ctx) vmax
-//    each, the division and AV's products 2u vmax.
-// float16 adds the store: one float16 ulp relative (2^-10: Vulkan leaves OpFConvert's rounding mode
-// to the implementation), and 2^-24 absolute below float16's normal range (the subnormal spacing).
-// This is far tighter than the ~1e-2 usual for attention that accumulates in float16.
+// Both dtypes compute in float32 (u = kUnitF32) from the case's inputs; float16 only in storage. Per
+// output element (s, h, d): the query sees keys c < n = pos + s + 1 of its kv head; the kernels
+// compute all ctx = pos + S scores of the row and MASK those past n. Exact: x_c = scale q.k_c,
+// m = max x_c, p_c = exp(x_c - m) / sum, out_d = sum_c p_c v_cd. Worst-case (deterministic) bounds,
+// valid for any rounding direction, summation order and fma contraction the specs allow:
+//  1. A score is a D-term dot product times scale (itself rounded to float32), rounded:
+//     |s_c - x_c| <= ds_c = gamma(D + 2) |scale| sum_i |q_i k_ci|.
+//  2. Softmax: t_c = s_c - max s, rounded (by u T_c: |s_c - max s| <= T_c = |x_c - m| + ds_c + max ds,
+//     so |t_c| <= (1 + u) T_c), then exp within (3 + 2|t|) ulp (GLSL.std.450 and WGSL alike). The
+//     shift max s - m is common to every weight and cancels in the ratio, so weight c is off by a
+//     factor 1 + rho_c, |rho_c| <= r_c = expm1(ds_c + u T_c) + (3 + 2(1 + u) T_c) u exp(ds_c + u T_c).
+//     The sum (ctx - 1 additions), the reciprocal (2.5 ulp; the sum lies in [1, ctx]) and the
+//     products round too: p^_c = p_c (1 + rho_c) / (1 + P) (1 + theta_c), P = sum_c p_c rho_c,
+//     |theta_c| <= theta = (1 + 2.5u)(1 + u) / ((1 - gamma(ctx - 1))(1 - (ctx - n) 2^-47)) - 1, the
+//     last factor for the masked weights' share of the sum (below).
+//  3. AV is a ctx-term dot product: gamma(ctx) sum_c p^_c |v_cd|.
+// As sum_c p_c (rho_c - P) = 0, the weights' errors move out_d by sum_c p_c (rho_c - P)(v_cd - out_d)
+// / (1 + P); with rbar = sum_c p_c r_c and c1 = theta + gamma(ctx)(1 + theta):
+//   |err_d| <= [sum_c p_c (r_c + rbar) |v_cd - out_d| + c1 sum_c p_c (1 + r_c) |v_cd|] / (1 - rbar).
+// Whatever the score errors, out_d and the kernel's value are (nearly) convex combinations of v_.d,
+// so err_d is also at most max_c v_cd - min_c v_cd + c1 max_c |v_cd|: the smaller of the two holds
+// (the first grows without limit once huge logits make the score errors reach units).
+// exp(MASKED - max) is within (3 + 2e30) ulp of 0 by the letter of the specs, below 2^-48 (every
+// device returns 0): masked weights add (ctx - n) 2^-46 max_c |v_cd|.
+// The float16 store and the reference's own rounding are added by derived_tolerance.
 Tolerance tolerance(const Problem& p) {
-  const double u = kUnitF32, lambda = 8;
-  auto gamma = [&](double n) { return std::min(n, lambda * std::sqrt(n)) * u; };
-  const Tensor& q = p.inputs.at("q");
-  const int64_t S = q.shape[1], D = q.shape[3], pos = input_pos(p), ctx = pos + S, Hkv = p.inputs.at("k").shape[2];
+  const double u = kUnitF32;
+  const Tensor& qt = p.inputs.at("q");
+  const int64_t S = qt.shape[1], Hq = qt.shape[2], D = qt.shape[3], Hkv = p.inputs.at("k").shape[2];
+  const int64_t pos = input_pos(p), ctx = pos + S, group = Hq / Hkv;
+  const double scale = scale_of(p);
   const Tensor kc = updated(p.inputs.at("k_cache"), p.inputs.at("k"), pos);
   const Tensor vc = updated(p.inputs.at("v_cache"), p.inputs.at("v"), pos);
-  auto max_norm = [&](const Tensor& t, int64_t rows) {
-    double m = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      double n2 = 0;
-      for (int64_t d = 0; d < D; ++d) n2 += t.get(r * D + d) * t.get(r * D + d);
-      m = std::max(m, std::sqrt(n2));
-    }
-    return m;
-  };
-  const double a = std::fabs(scale_of(p)) * max_norm(q, q.numel() / D) * max_norm(kc, ctx * Hkv);
-  double vmax = 0;
-  for (int64_t i = 0; i < ctx * Hkv * D; ++i) vmax = std::max(vmax, std::fabs(vc.get(i)));
-  const double ds = (gamma(double(D)) + 2 * u) * a;
-  const double atol = vmax * (4 * ds + 8 * u * (3 + 2 * std::log(double(ctx))) + 2 * gamma(double(ctx)) + 2 * u);
-  if (p.dtype == DType::f16) return {atol + 0x1p-24, 0x1p-10};
-  return {atol, 0};
+  const double g_dot = gamma_f32(double(D + 2)), g_av = gamma_f32(double(ctx)), g_sum = gamma_f32(double(ctx - 1));
+  Tensor bound(DType::f64, qt.shape);
+  double* E = reinterpret_cast<double*>(bound.bytes.data());
+  Mat K(ctx, D), V(ctx, D);
+  for (int64_t kvh = 0; kvh < Hkv; ++kvh) {
+    copy_rows(kc, kvh, K);
+    copy_rows(vc, kvh, V);
+    const Mat Ka = K.cwiseAbs(), Va = V.cwiseAbs();
+    const Eigen::RowVectorXd vabs_all = Va.colwise().maxCoeff();
+    for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
+      for (int64_t s = 0; s < S; ++s) {
+        const int64_t n = pos + s + 1, row = (s * Hq + h) * D;
+        Eigen::VectorXd q(D);
+        for (int64_t d = 0; d < D; ++d) q[d] = qt.get(row + d);
+        const Eigen::ArrayXd x = (scale * (K.topRows(n) * q)).array();
+        const Eigen::ArrayXd ds = g_dot * std::fabs(scale) * (Ka.topRows(n) * q.cwiseAbs()).array();
+        const double m = x.maxCoeff();
+        Eigen::ArrayXd pw = (x - m).exp();
+        pw /= pw.sum();
+        const Eigen::ArrayXd T = (x - m).abs() + ds + ds.maxCoeff();
+        const Eigen::ArrayXd phi = ds + u * T;
+        const Eigen::ArrayXd r =
+            phi.unaryExpr([](double v) { return std::expm1(v); }) + (3 + 2 * (1 + u) * T) * u * phi.exp();
+        const double rbar = (pw * r).sum();
+        const double theta = (1 + 2.5 * u) * (1 + u) / ((1 - g_sum) * (1 - double(ctx - n) * 0x1p-47)) - 1;
+        const double c1 = theta + g_av * (1 + theta);
+        const auto Vn = V.topRows(n);
+        const Eigen::RowVectorXd out = pw.matrix().transpose() * Vn;
+        const Eigen::RowVectorXd t1 = (pw * (r + rbar)).matrix().transpose() * (Vn.rowwise() - out).cwiseAbs();
+        const Eigen::RowVectorXd t2 = (pw * (1 + r)).matrix().transpose() * Va.topRows(n);
+        for (int64_t d = 0; d < D; ++d) {
+          const double derived = rbar < 1 ? (t1[d] + c1 * t2[d]) / (1 - rbar) : INFINITY;
+          const double hull = Vn.col(d).maxCoeff() - Vn.col(d).minCoeff() + c1 * Va.topRows(n).col(d).maxCoeff();
+          E[row + d] = std::min(derived, hull) + double(ctx - n) * 0x1p-46 * vabs_all[d];
+        }
+      }
+  }
+  return derived_tolerance(p.dtype, {{"out", std::move(bound)}});
 }
 
 std::vector<Case> edge_cases(DType t) {

@@ -9,16 +9,21 @@
 
 namespace ts::test {
 
-inline std::string with_bug(const std::string& path, const std::string& anchor, const std::string& bug, bool after) {
-  std::string src(embedded(path));
+// `src` with `bug` inserted as a line before (or after) the first line containing `anchor`.
+inline std::string splice(std::string src, const std::string& anchor, const std::string& bug, bool after,
+                          const std::string& what = "kernel") {
   size_t at = src.find(anchor);
-  if (at == std::string::npos) throw std::runtime_error(path + " no longer contains '" + anchor + "'");
+  if (at == std::string::npos) throw std::runtime_error(what + " no longer contains '" + anchor + "'");
   size_t line_start = src.rfind('\n', at);
   line_start = line_start == std::string::npos ? 0 : line_start + 1;
   size_t line_end = src.find('\n', at);
   line_end = line_end == std::string::npos ? src.size() : line_end + 1;
   src.insert(after ? line_end : line_start, bug + "\n");
   return src;
+}
+
+inline std::string with_bug(const std::string& path, const std::string& anchor, const std::string& bug, bool after) {
+  return splice(std::string(embedded(path)), anchor, bug, after, path);
 }
 
 }  // namespace ts::test

@@ -2,17 +2,23 @@
 // poison catches a kernel that skips its ragged tail, guard bands catch one that writes past the
 // end, both also on scratch buffers (naming the scratch tensor, not the output it spoils), and a
 // property over such a kernel fails, shrinks to the smallest ragged case, and prints a case id that
-// reproduces the failure.
+// reproduces the failure. The derived tolerances are proven the same way: kernels that lose
+// precision (4 mantissa bits of a RoPE result, float16 scores, a float16 softmax normaliser) fail
+// the default sweep on both backends, while the shipped kernels pass all of it.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <cstdio>
 #include <iostream>
 
 #include "core/registry.h"
 #include "core/runner.h"
 #include "gpu/vulkan/vulkan_backend.h"
+#include "gpu/webgpu/webgpu_backend.h"
 #include "reference/ops.h"
+#include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
+#include "tools/sweep.h"
 
 namespace ts {
 namespace {
@@ -132,6 +138,158 @@ TEST(BrokenKernels, PropertyShrinksToTheSmallestRaggedCaseAndItsIdReproduces) {
   EXPECT_EQ(again.digests, third.digests);
   std::cout << "shrunk to: touchstone repro '" << last_failing << "' --backend vulkan\n";
 }
+
+// ---- Precision bugs against the default sweep ----
+
+// The cases `touchstone check` runs for one operator and dtype.
+constexpr int kSweepCases = 200;
+constexpr uint64_t kSweepSeed = 1;
+
+struct Splice {
+  std::string anchor, line;
+  bool after = true;
+};
+
+struct PrecisionBug {
+  std::string name;
+  std::string op, kernel;  // the sweep of `op` runs with `kernel` replaced
+  std::vector<DType> dtypes;  // the sweep of each must catch it
+  std::vector<Splice> glsl, wgsl;
+};
+
+// Drops the low 4 of float32's 23 stored mantissa bits of a value (truncation toward zero).
+const char* kLose4Glsl = "#undef DTYPE\n#define DTYPE(v) uintBitsToFloat(floatBitsToUint(v) & 0xFFFFFFF0u)";
+std::string lose4_wgsl(const std::string& a) {
+  return cat(a, " = bitcast<f32>(bitcast<u32>(", a, ") & 0xFFFFFFF0u);");
+}
+// Rounds a float32 value to float16's 11 significant bits, ties to even, in integer arithmetic:
+// lavapipe folds a float round trip such as unpackHalf2x16(packHalf2x16(x)) back to x (the specs
+// allow it), which would leave the kernel correct. The values rounded here stay in float16's range.
+std::string f16_glsl(const std::string& v) {
+  return cat("uintBitsToFloat((floatBitsToUint(", v, ") + 0xFFFu + ((floatBitsToUint(", v, ") >> 13) & 1u)) & 0xFFFFE000u)");
+}
+std::string f16_wgsl(const std::string& v) {
+  return cat("bitcast<f32>((bitcast<u32>(", v, ") + 0xFFFu + ((bitcast<u32>(", v, ") >> 13u) & 1u)) & 0xFFFFE000u)");
+}
+
+const std::vector<PrecisionBug>& precision_bugs() {
+  static const std::vector<PrecisionBug> bugs = {
+      // GLSL's output buffers are writeonly, so the store's DTYPE(...) conversion itself drops the bits.
+      {"rope_half_loses_4_bits", "rope_half", "rope_half", {DType::f32},
+       {{"void main()", kLose4Glsl}},
+       {{"out_[i] =", "  " + lose4_wgsl("out_[i]")}}},
+      {"rope_llama_loses_4_bits", "rope_llama", "rope_llama", {DType::f32},
+       {{"void main()", kLose4Glsl}},
+       {{"xq_out[2u * p + 1u] =", "    " + lose4_wgsl("xq_out[2u * p]") + " " + lose4_wgsl("xq_out[2u * p + 1u]")},
+        {"xk_out[2u * p + 1u] =", "    " + lose4_wgsl("xk_out[2u * p]") + " " + lose4_wgsl("xk_out[2u * p + 1u]")}}},
+      // Every score the softmax reads is float16-precise, as if QK computed or stored it in float16
+      // (naive and tiled alike); MASKED scores are left alone.
+      {"sdpa_scores_in_float16", "sdpa", "sdpa_softmax", {DType::f32, DType::f16},
+       {{"uint b = r * pc.ctx;",
+         "  for (uint c = 0; c < pc.ctx; ++c) if (scores[b + c] > -65504.0) scores[b + c] = " + f16_glsl("scores[b + c]") + ";"}},
+       {{"let b = r * pc.ctx;", "  for (var c = 0u; c < pc.ctx; c++) { if (scores[b + c] > -65504.0) { scores[b + c] = " +
+                                    f16_wgsl("scores[b + c]") + "; } }"}}},
+      // The normaliser accumulates in float16 precision.
+      {"sdpa_normaliser_in_float16", "sdpa", "sdpa_softmax", {DType::f32, DType::f16},
+       {{"sum += e;", "    sum = " + f16_glsl("sum") + ";"}},
+       {{"sum += e;", "    sum = " + f16_wgsl("sum") + ";"}}},
+  };
+  return bugs;
+}
+
+std::string bugged_source(const PrecisionBug& bug, const std::string& backend) {
+  const bool vk = backend == "vulkan";
+  const std::string path = vk ? cat("gpu/vulkan/shaders/", bug.kernel, ".comp") : cat("gpu/webgpu/shaders/", bug.kernel, ".wgsl");
+  std::string src(embedded(path));
+  for (const Splice& s : vk ? bug.glsl : bug.wgsl) src = test::splice(src, s.anchor, s.line, s.after, path);
+  return src;
+}
+
+// A fresh backend of the named kind with `kernel`'s source replaced (none: the shipped kernels).
+std::unique_ptr<Backend> open_with(const std::string& backend, const std::string& kernel, const std::string& source,
+                                   std::string* why) {
+  if (backend == "vulkan") {
+    auto b = VulkanBackend::create({}, why);
+    if (b && !kernel.empty()) b->set_kernel_source(kernel, source);
+    return b;
+  }
+  auto b = WebGpuBackend::create({}, why);
+  if (b && !kernel.empty()) b->set_kernel_source(kernel, source);
+  return b;
+}
+
+struct SweepTally {
+  int pass = 0, fail = 0, other = 0;  // other: anything but PASS / FAIL / REJECTED / UNSUPPORTED
+  double worst = 0;                   // over the cases that ran
+  std::string first_fail, first_other;
+};
+
+SweepTally run_sweep(Backend& b, const OpDef& op, DType t) {
+  SweepTally s;
+  // The default sweep less its large case, which BackendOps.LargeCasesPass... runs on its own: these
+  // bugs are in arithmetic, not indexing, and the large case would triple the test's time.
+  const Sweep sweep(op, t, kSweepCases, kSweepSeed);
+  const std::string large = op.large_case().id();
+  for (int64_t k = 0; k < sweep.size(); ++k) {
+    const Case c = sweep.at(k);
+    if (c.id() == large) continue;
+    CaseResult r = judge(prepare(c), b);
+    s.worst = std::max(s.worst, r.worst);
+    std::string line = cat(outcome_name(r.outcome), " ", r.id, ": ", r.detail);
+    if (r.outcome == Outcome::pass) ++s.pass;
+    else if (r.outcome == Outcome::fail) ++s.fail, s.first_fail = s.first_fail.empty() ? line : s.first_fail;
+    else if (r.outcome != Outcome::rejected && r.outcome != Outcome::unsupported)
+      ++s.other, s.first_other = s.first_other.empty() ? line : s.first_other;
+  }
+  return s;
+}
+
+class PrecisionBugs : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<Backend> open(const std::string& kernel = "", const std::string& source = "") {
+    std::string why;
+    auto b = open_with(GetParam(), kernel, source, &why);
+    if (!b && !test::missing_allowed(GetParam()))
+      ADD_FAILURE() << GetParam() << " backend UNAVAILABLE on this machine: " << why
+                    << " (set TOUCHSTONE_ALLOW_MISSING=" << GetParam() << " to skip deliberately)";
+    return b;
+  }
+};
+
+// Each precision bug fails at least one case of the default sweep, and fails only by values out of
+// tolerance (never an error or a mismatched rejection: the bug is the precision, nothing else).
+TEST_P(PrecisionBugs, EachIsCaughtByTheDefaultSweep) {
+  for (const PrecisionBug& bug : precision_bugs()) {
+    auto b = open(bug.kernel, bugged_source(bug, GetParam()));
+    if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
+    for (DType t : bug.dtypes) {
+      SweepTally s = run_sweep(*b, *find_op(bug.op), t);
+      std::printf("[ precision] %-27s %-8s %-7s caught in %3d of %3d cases, worst/tol %.3g\n", bug.name.c_str(), dtype_name(t).data(),
+                  GetParam().c_str(), s.fail, s.fail + s.pass, s.worst);
+      EXPECT_GT(s.fail, 0) << bug.name << " " << dtype_name(t) << " on " << GetParam() << " passes the default sweep";
+      EXPECT_EQ(s.other, 0) << bug.name << ": " << s.first_other;
+    }
+  }
+}
+
+// The same sweep over every operator and dtype passes the shipped kernels: the bounds that catch the
+// bugs above hold for correct float32 arithmetic. The worst error/tolerance ratio is printed per
+// op x dtype; a correct kernel that needs more than its bound means the derivation is wrong.
+TEST_P(PrecisionBugs, ShippedKernelsPassTheWholeDefaultSweep) {
+  auto b = open();
+  if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
+  for (const OpDef* op : all_ops())
+    for (DType t : op->dtypes) {
+      SweepTally s = run_sweep(*b, *op, t);
+      std::printf("[ worst/tol] %-12s %-8s %-7s %.3g over %d passing cases\n", op->name.c_str(), dtype_name(t).data(),
+                  GetParam().c_str(), s.worst, s.pass);
+      EXPECT_EQ(s.fail, 0) << op->name << " " << dtype_name(t) << ": " << s.first_fail;
+      EXPECT_EQ(s.other, 0) << op->name << " " << dtype_name(t) << ": " << s.first_other;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, PrecisionBugs, ::testing::Values("vulkan", "webgpu"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace ts

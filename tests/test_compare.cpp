@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
 
 #include "core/compare.h"
 #include "gpu/gpu_backend.h"
@@ -62,8 +65,66 @@ TEST(Compare, Int8AllowsOneStep) {
   EXPECT_FALSE(compare("o", filled(DType::i8, {7, -7}), ref, {1, 0}, false).ok());
 }
 
+std::shared_ptr<const Tensor> bound(std::vector<double> v) { return std::make_shared<const Tensor>(filled(DType::f64, v)); }
+
+// Element i of output o passes iff |got - ref| <= atol + elem[o][i] + rtol*|ref|; worst is err/allowed.
+TEST(Compare, PerElementBoundAddsToAtolAndRtol) {
+  Tensor ref = filled(DType::f64, {1.0, 100.0, 0.0});
+  Tolerance tol{1e-3, 1e-2, {{"o", bound({0.5, 0.0, 1e-3})}}};
+  // allowed: 1e-3 + 0.5 + 1e-2 = 0.511; 1e-3 + 0 + 1 = 1.001; 1e-3 + 1e-3 + 0 = 2e-3
+  auto ok = compare("o", filled(DType::f64, {1.0 + 0.2555, 100.0 - 0.5005, 0.0019}), ref, tol, false);
+  EXPECT_TRUE(ok.ok());
+  EXPECT_NEAR(ok.worst, 0.0019 / 2e-3, 1e-12);
+  auto bad = compare("o", filled(DType::f64, {1.0, 100.0, -0.0021}), ref, tol, false);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(bad.first_bad, 2);
+  EXPECT_DOUBLE_EQ(bad.first_allowed, 2e-3);
+  EXPECT_NEAR(bad.worst, 0.0021 / 2e-3, 1e-12);
+  // Only output o's bound applies to o: another output is held to the scalars alone.
+  EXPECT_FALSE(compare("p", filled(DType::f64, {1.0 + 0.5109, 100.0, 0.0}), ref, tol, false).ok());
+}
+
+TEST(Compare, NaNNeverPassesEvenAnInfiniteBound) {
+  Tolerance tol{0, 0, {{"o", bound({INFINITY})}}};
+  EXPECT_TRUE(compare("o", filled(DType::f32, {1e30}), filled(DType::f64, {0.0}), tol, false).ok());
+  EXPECT_FALSE(compare("o", filled(DType::f32, {NAN}), filled(DType::f64, {0.0}), tol, false).ok());
+}
+
+TEST(Compare, ABoundOfAnotherShapeIsAnError) {
+  Tolerance tol{0, 0, {{"o", bound({1.0, 1.0})}}};
+  EXPECT_THROW(compare("o", filled(DType::f32, {1.0}), filled(DType::f64, {1.0}), tol, false), std::logic_error);
+}
+
+TEST(Compare, ScaledMultipliesEveryPartAndLeavesTheOriginal) {
+  Tolerance tol{1e-3, 1e-2, {{"o", bound({0.5, 2.0})}}};
+  Tolerance two = scaled(tol, 2);
+  EXPECT_EQ(two.atol, 2e-3);
+  EXPECT_EQ(two.rtol, 2e-2);
+  EXPECT_EQ(two.bound("o")->get(0), 1.0);
+  EXPECT_EQ(two.bound("o")->get(1), 4.0);
+  EXPECT_EQ(tol.bound("o")->get(1), 2.0);
+  EXPECT_EQ(two.bound("p"), nullptr);
+}
+
 TEST(Compare, ShapeMismatchFails) {
   EXPECT_FALSE(compare("o", Tensor(DType::f32, {2, 2}), Tensor(DType::f64, {4}), {1, 1}, false).ok());
+}
+
+}  // namespace
+}  // namespace ts
+
+namespace ts {
+namespace {
+
+// The ULP distance between float64 values of opposite sign and large magnitude passes int64's
+// range; it is computed in uint64 (UBSan halted on the signed overflow before).
+TEST(Compare, UlpDistanceAcrossZeroInFloat64DoesNotOverflow) {
+  Tensor got(DType::f64, {1}), want(DType::f64, {1});
+  got.set(0, -1e300);
+  want.set(0, 1e300);
+  CompareReport r = compare("x", got, want, Tolerance{}, false);
+  EXPECT_FALSE(r.ok());
+  EXPECT_GT(r.max_ulp, uint64_t(1) << 62);
 }
 
 }  // namespace

@@ -113,7 +113,7 @@ TEST_P(SdpaBackend, NaiveAndTiledAgree) {
         tol = e.tol;  // the same data for both impls
       }
       CompareReport rep = compare("out", got[1].at("out"), got[0].at("out").cast(DType::f64),
-                                  {2 * tol.atol, 2 * tol.rtol}, false);
+                                  scaled(tol, 2), false);
       EXPECT_TRUE(rep.ok()) << id << " " << dtype_name(t) << ": naive vs tiled max abs " << rep.max_abs;
       EXPECT_EQ(got[0].at("k_cache").bytes, got[1].at("k_cache").bytes) << id;
       EXPECT_EQ(got[0].at("v_cache").bytes, got[1].at("v_cache").bytes) << id;

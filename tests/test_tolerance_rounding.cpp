@@ -1,0 +1,224 @@
+// The derived tolerances (reference/*.cpp) hold for every float32 evaluation that the Vulkan and
+// WGSL precision rules allow, not only for the round-to-nearest of the devices at hand: each kernel
+// is emulated on the CPU in float32 under all four IEEE rounding directions (both specs leave the
+// direction to the implementation), with exp() pushed 2 + 2|x| ulps and the reciprocal one more ulp
+// in that direction (the specs allow 3 + 2|x| and 2.5), and stores to float16 / bfloat16 rounded in
+// that direction too. Every valid case of the default sweep must pass under every direction; the
+// worst error/tolerance ratio is printed (directed rounding errs up to twice round-to-nearest).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfenv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "core/half.h"
+#include "core/registry.h"
+#include "core/runner.h"
+#include "tools/sweep.h"
+
+namespace ts {
+namespace {
+
+struct Direction {
+  int mode;
+  const char* name;
+  bool up;  // which way exp() and the reciprocal (both positive) are pushed
+};
+const Direction kDirections[] = {{FE_TONEAREST, "nearest", true},
+                                 {FE_UPWARD, "upward", true},
+                                 {FE_DOWNWARD, "downward", false},
+                                 {FE_TOWARDZERO, "toward-zero", false}};
+
+float push(float v, double ulps, bool up) {
+  for (int k = 0; k < int(ulps); ++k) v = std::nextafter(v, up ? INFINITY : -INFINITY);
+  return v;
+}
+
+// The float32 arithmetic of each shipped kernel, in its order (gpu/vulkan/shaders/*.comp), under
+// the current rounding direction. Results are the float32 values before the store.
+using Values = std::map<std::string, std::vector<float>>;
+
+// Every input as float32 (exact: inputs are float32-representable), looked up once.
+struct Inputs {
+  std::map<std::string, std::vector<float>> f;
+  explicit Inputs(const Tensors& in) {
+    for (auto& [name, t] : in) {
+      std::vector<double> v = t.values();
+      f[name].assign(v.begin(), v.end());
+    }
+  }
+  const std::vector<float>& operator[](const std::string& name) const { return f.at(name); }
+};
+
+std::vector<float> rotate_pairs(const std::vector<float>& x, const Shape& shape, const std::vector<float>& fc,
+                                const std::vector<float>& fs) {
+  const int64_t S = shape[1], H = shape[2], D = shape[3], half = D / 2;
+  std::vector<float> o(x.size());
+  for (int64_t r = 0; r < numel(shape) / D; ++r) {
+    const int64_t s = (r / H) % S;
+    for (int64_t i = 0; i < half; ++i) {
+      float a = x[size_t(r * D + 2 * i)], b = x[size_t(r * D + 2 * i + 1)], c = fc[size_t(s * half + i)],
+            n = fs[size_t(s * half + i)];
+      o[size_t(r * D + 2 * i)] = a * c - b * n;
+      o[size_t(r * D + 2 * i + 1)] = a * n + b * c;
+    }
+  }
+  return o;
+}
+
+__attribute__((noinline)) Values emulate(const std::string& op, const Problem& p, const Inputs& in, bool up) {
+  auto shape = [&](const char* name) -> const Shape& { return p.inputs.at(name).shape; };
+  if (op == "rope_llama") {
+    return {{"xq_out", rotate_pairs(in["xq"], shape("xq"), in["freqs_cos"], in["freqs_sin"])},
+            {"xk_out", rotate_pairs(in["xk"], shape("xk"), in["freqs_cos"], in["freqs_sin"])}};
+  }
+  if (op == "rope_cis") {
+    const std::vector<float> &x = in["x"], &f = in["freqs_cis"];
+    const int64_t nc2 = shape("x")[1] * shape("x")[2] / 2;
+    std::vector<float> o(x.size());
+    for (int64_t pr = 0; pr < int64_t(x.size()) / 2; ++pr) {
+      const int64_t j = pr % nc2;
+      float a = x[size_t(2 * pr)], b = x[size_t(2 * pr + 1)], c = f[size_t(2 * j)], s = f[size_t(2 * j + 1)];
+      o[size_t(2 * pr)] = a * c - b * s;
+      o[size_t(2 * pr + 1)] = a * s + b * c;
+    }
+    return {{"out", o}};
+  }
+  if (op == "rope_half" || op == "rope_matrix") {
+    const std::vector<float> &x = in["x"], &cs = in["cos"], &sn = in["sin"];
+    const int64_t S = shape("x")[2], D = shape("x")[3], hd = D / 2;
+    std::vector<float> o(x.size());
+    for (int64_t i = 0; i < int64_t(x.size()); ++i) {
+      const int64_t d = i % D, s = (i / D) % S, base = i - d;
+      float r;
+      if (op == "rope_half") {
+        r = d < hd ? -x[size_t(i + hd)] : x[size_t(i - hd)];
+      } else {
+        const std::vector<float>& m = in["m"];
+        r = 0.0f;
+        for (int64_t k = 0; k < D; ++k) r += x[size_t(base + k)] * m[size_t(k * D + d)];
+      }
+      o[size_t(i)] = x[size_t(i)] * cs[size_t(s * D + d)] + r * sn[size_t(s * D + d)];
+    }
+    return {{"out", o}};
+  }
+  if (op == "sdpa") {
+    const std::vector<float>& q = in["q"];
+    const int64_t S = shape("q")[1], Hq = shape("q")[2], D = shape("q")[3], Hkv = shape("k")[2];
+    const int64_t pos = p.params.at("input_pos").get<int64_t>(), ctx = pos + S;
+    const float scale = float(p.params.contains("scale") ? p.params.at("scale").get<double>() : 1.0 / std::sqrt(double(D)));
+    // The caches after update_cache: rows pos .. pos+S-1 from k and v.
+    std::vector<float> K = in["k_cache"], V = in["v_cache"];
+    std::copy(in["k"].begin(), in["k"].end(), K.begin() + pos * Hkv * D);
+    std::copy(in["v"].begin(), in["v"].end(), V.begin() + pos * Hkv * D);
+    std::vector<float> o(q.size()), w(static_cast<size_t>(ctx));
+    for (int64_t h = 0; h < Hq; ++h)
+      for (int64_t s = 0; s < S; ++s) {
+        const int64_t kvh = h / (Hq / Hkv);
+        for (int64_t c = 0; c < ctx; ++c) {
+          if (c > pos + s) {
+            w[size_t(c)] = -1.0e30f;
+            continue;
+          }
+          float acc = 0.0f;
+          for (int64_t d = 0; d < D; ++d) acc += q[size_t((s * Hq + h) * D + d)] * K[size_t((c * Hkv + kvh) * D + d)];
+          w[size_t(c)] = scale * acc;
+        }
+        float m = w[0];
+        for (int64_t c = 1; c < ctx; ++c) m = std::max(m, w[size_t(c)]);
+        float sum = 0.0f;
+        for (int64_t c = 0; c < ctx; ++c) {
+          const float t = w[size_t(c)] - m;
+          // exp in float64, rounded in the current direction, then pushed: within 3 + 2|t| ulps.
+          w[size_t(c)] = c > pos + s ? 0.0f : push(float(std::exp(double(t))), 2 + 2 * std::fabs(t), up);
+          sum += w[size_t(c)];
+        }
+        const float inv = push(1.0f / sum, 1, up);
+        for (int64_t c = 0; c < ctx; ++c) w[size_t(c)] *= inv;
+        for (int64_t d = 0; d < D; ++d) {
+          float acc = 0.0f;
+          for (int64_t c = 0; c < ctx; ++c) acc += w[size_t(c)] * V[size_t((c * Hkv + kvh) * D + d)];
+          o[size_t((s * Hq + h) * D + d)] = acc;
+        }
+      }
+    return {{"out", o}};
+  }
+  throw std::runtime_error("no emulation of " + op);
+}
+
+// Stores v as dtype t rounded in direction `mode` (the store's OpFConvert has no fixed rounding).
+Tensor store(const std::vector<float>& v, const Shape& shape, DType t, int mode) {
+  Tensor out(t, shape);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    const float y = v[size_t(i)];
+    if (t == DType::f32) {
+      out.set(i, y);
+      continue;
+    }
+    const bool f16 = t == DType::f16;
+    uint16_t h = f16 ? f64_to_f16(y) : f64_to_bf16(y);
+    const float r = f16 ? f16_to_f32(h) : bf16_to_f32(h);
+    const bool want_up = mode == FE_UPWARD || (mode == FE_TOWARDZERO && y < 0);
+    const bool want_down = mode == FE_DOWNWARD || (mode == FE_TOWARDZERO && y > 0);
+    const bool neg = h & 0x8000, zero = (h & 0x7fff) == 0;
+    if ((want_up && r < y) || (want_down && r > y)) {
+      const bool up = r < y;  // one step toward y
+      if (zero) h = up ? 0x0001 : 0x8001;
+      else h = uint16_t(up != neg ? h + 1 : h - 1);
+    }
+    std::memcpy(out.bytes.data() + 2 * i, &h, 2);
+  }
+  return out;
+}
+
+class DerivedTolerances : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DerivedTolerances, HoldUnderEveryRoundingDirectionTheSpecsAllow) {
+  const OpDef* op = find_op(GetParam());
+  ASSERT_TRUE(op);
+  for (DType t : op->dtypes) {
+    double worst[4] = {0, 0, 0, 0};
+    int cases = 0;
+    // The default sweep, less the large case: four float32 emulations of 16M elements would take
+    // a minute and test no rounding that the small cases do not.
+    const Sweep sweep(*op, t, 200, 1);
+    const std::string large = op->large_case().id();
+    for (int64_t k = 0; k < sweep.size(); ++k) {
+      const Case c = sweep.at(k);
+      if (c.id() == large) continue;
+      Expected e = prepare(c);
+      if (!e.error.empty() || e.violation) continue;
+      ++cases;
+      const Inputs in(e.problem.inputs);
+      for (int k = 0; k < 4; ++k) {
+        const Direction& dir = kDirections[k];
+        std::fesetround(dir.mode);
+        Values v = emulate(op->name, e.problem, in, dir.up);
+        std::fesetround(FE_TONEAREST);
+        for (auto& [name, y] : v) {
+          const Tensor& want = e.outputs.at(name);
+          CompareReport r = compare(name, store(y, want.shape, t, dir.mode), want, e.tol, false);
+          worst[k] = std::max(worst[k], r.worst);
+          EXPECT_TRUE(r.ok()) << c.id() << " rounding " << dir.name << ": " << name << " " << r.mismatches
+                              << " elements out of tolerance, first at " << r.first_bad << ": got " << r.first_got
+                              << ", want " << r.first_want << ", allowed " << r.first_allowed;
+        }
+      }
+    }
+    std::printf("[ emulated ] %-12s %-8s %3d cases  worst/tol: nearest %.3g, upward %.3g, downward %.3g, toward-zero %.3g\n",
+                op->name.c_str(), dtype_name(t).data(), cases, worst[0], worst[1], worst[2], worst[3]);
+  }
+}
+
+std::vector<std::string> op_names() {
+  std::vector<std::string> v;
+  for (const OpDef* op : all_ops()) v.push_back(op->name);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, DerivedTolerances, ::testing::ValuesIn(op_names()), [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace ts
