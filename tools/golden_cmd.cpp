@@ -73,20 +73,8 @@ int verify(const Options& o, std::vector<std::string> files) {
     if (files.empty()) throw UsageError(cat("no .safetensors files in ", dir));
   }
 
-  int usable = 0;
-  for (auto& s : slots) {
-    if (s.backend) {
-      std::printf("backend %-7s %s\n", s.name.c_str(), s.backend->info().name.c_str());
-      ++usable;
-    } else {
-      std::printf("backend %-7s UNAVAILABLE: %s\n", s.name.c_str(), s.unavailable.c_str());
-    }
-  }
-  for (auto& s : slots)
-    if (!s.backend && s.requested) return std::fprintf(stderr, "error: backend %s is unavailable\n", s.name.c_str()), 2;
-  if (!reference_only && !usable)
-    return std::fprintf(stderr, "error: no GPU backend is available on this machine "
-                                "(--reference-only verifies against the reference alone)\n"), 2;
+  if (!reference_only)
+    if (int rc = report_backends(slots, " (--reference-only verifies against the reference alone)")) return rc;
 
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> findings = manifest_findings(files, dir);
