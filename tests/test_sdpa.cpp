@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <limits>
 
 #include "core/runner.h"
 #include "reference/ops.h"
@@ -74,6 +75,19 @@ TEST(SdpaReference, ByHand) {
 // The large-logit edge case really has scores where float32 exp() overflows, and the reference
 // (stable softmax) stays finite there; the backends run it in SdpaBackend.NaiveAndTiledAgree.
 constexpr const char* kLargeLogits = "sdpa/S=4,Hq=2,Hkv=1,D=8,pos=12,impl=tiled,logit_scale=300/float32/buffer/seed=1";
+
+// A golden file's params can hold any integer: input_pos + S once overflowed in validate, which
+// then passed and let the reference write out of bounds. Now the capacity rule fires, on every
+// backend alike, with no arithmetic that can overflow.
+TEST(SdpaReference, HugeInputPosFromAGoldenIsRejectedByTheCapacityRule) {
+  for (int64_t S : {1, 2}) {
+    Problem p = sdpa_op().make(Case::parse(cat("sdpa/S=", S, ",Hq=1,Hkv=1,D=4,pos=0,Cmax=8/float32/buffer/seed=1")));
+    p.params["input_pos"] = std::numeric_limits<int64_t>::max();
+    auto v = sdpa_op().validate(p);
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->rule, "cache_capacity") << v->message;
+  }
+}
 
 TEST(SdpaReference, StableSoftmaxPastFloat32ExpRange) {
   Expected e = prepare(Case::parse(kLargeLogits));
