@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "core/case_rules.h"
 #include "core/registry.h"
 #include "goldens/files.h"
 #include "goldens/manifest.h"
@@ -48,6 +49,13 @@ std::string misfit(const OpDef* op, const Golden& g) {
   if (!g.reject)
     for (auto& name : op->outputs)
       if (!g.expected.count(name)) return cat("expect is pass but expected.", name, " is missing");
+  // A case id the file carries is held to the operator's declaration like any other: a layout it
+  // does not allow would otherwise be verified in another layout and pass.
+  if (g.case_id) try {
+      check_case(*op, Case::parse(*g.case_id));
+    } catch (const UsageError& e) {
+      return cat("metadata 'case': ", e.what());
+    }
   return "";
 }
 

@@ -326,6 +326,15 @@ TEST(GoldenVerify, ReportsValuesTheReferenceNoLongerGivesAndTensorsThatDoNotFit)
   write_golden(dir / "odd.safetensors", odd);
   EXPECT_NE(check_golden(dir / "odd.safetensors").error.find("'bias' is not an input of rope_half"), std::string::npos);
 
+  // A case id in the file is held to the operator's declaration: a layout rope_half does not allow
+  // for its tensors is a misfit, not a file verified in buffer layout instead.
+  Golden laid = read_golden(kCommitted + "/rope_half-float32-pass-2.safetensors");
+  ASSERT_TRUE(laid.case_id);
+  std::string id = *laid.case_id;
+  laid.case_id = id.replace(id.find("/buffer/"), 8, "/texture3d_c/");
+  write_golden(dir / "laid.safetensors", laid);
+  EXPECT_NE(check_golden(dir / "laid.safetensors").error.find("cannot be stored as texture3d_c"), std::string::npos);
+
   write_file_atomic(dir / "cut.safetensors", valid_bytes().substr(0, 300));
   c = check_golden(dir / "cut.safetensors");
   EXPECT_NE(c.error.find("cut.safetensors"), std::string::npos) << c.error;
