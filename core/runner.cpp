@@ -23,8 +23,10 @@ std::string_view outcome_name(Outcome o) {
   return "?";
 }
 
-Case parse_case(std::string_view id) {
-  Case c = Case::parse(id);
+namespace {
+
+// The case's operator, with the case checked against its declaration; throws UsageError.
+const OpDef& declared_op(const Case& c) {
   const OpDef* op = find_op(c.op);
   if (!op) {
     std::string names;
@@ -32,15 +34,21 @@ Case parse_case(std::string_view id) {
     throw UsageError(cat("unknown operator '", c.op, "' (operators: ", names, ")"));
   }
   check_case(*op, c);
+  return *op;
+}
+
+}  // namespace
+
+Case parse_case(std::string_view id) {
+  Case c = Case::parse(id);
+  declared_op(c);
   return c;
 }
 
 Expected prepare(const Case& c) {
   Expected e;
   e.c = c;
-  e.op = find_op(c.op);
-  if (!e.op) throw UsageError(cat("unknown operator '", c.op, "' (see touchstone list)"));
-  check_case(*e.op, c);
+  e.op = &declared_op(c);
   AllocationLimit limit(kMaxCaseBytes);
   try {
     e.problem = e.op->make(c);

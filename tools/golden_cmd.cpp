@@ -149,8 +149,7 @@ int verify(const Options& o, std::vector<std::string> files) {
 int export_case(const Options& o, const std::vector<std::string>& rest) {
   std::string out = o.out;
   if (rest.size() != 1) throw UsageError("golden export takes exactly one case id");
-  Case c = Case::parse(rest[0]);
-  if (!find_op(c.op)) throw UsageError(cat("unknown operator '", c.op, "' (see touchstone list)"));
+  Case c = parse_case(rest[0]);
   if (out.empty()) {
     out = c.id();
     for (char& ch : out)

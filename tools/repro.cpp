@@ -34,8 +34,7 @@ void print_concentration(const CompareReport& r) {
 
 int cmd_repro(const ReproOptions& o) {
   backend_names(o.backends);  // usage errors before the case is built
-  Case c = Case::parse(o.id);
-  if (!find_op(c.op)) throw UsageError(cat("unknown operator '", c.op, "' (see touchstone list)"));
+  Case c = parse_case(o.id);
   std::vector<BackendSlot> slots = open_backends(o.backends);
   Expected e = prepare(c);
   std::printf("case     %s\n", c.id().c_str());
