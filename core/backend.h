@@ -15,6 +15,8 @@ namespace ts {
 struct GuardReport {
   int64_t bad_bytes = 0;     // guard bytes that changed: a write outside the tensor
   int64_t first_offset = 0;  // byte offset from the tensor start of the first changed guard byte (<0: before)
+  int64_t bad_padding = 0;     // padding lanes of a packed layout (core/layout.h) that are not zero
+  int64_t first_bad_texel = -1;
 };
 
 // A scratch buffer (BufferSpec::Role::scratch, e.g. sdpa's scores) after the run. It has no reference

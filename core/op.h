@@ -13,6 +13,7 @@
 
 #include "core/case.h"
 #include "core/contract.h"
+#include "core/layout.h"
 #include "core/tensor.h"
 
 namespace rc { template <class T> class Gen; }
@@ -25,7 +26,10 @@ struct Problem {
   Tensors inputs;
   Params params = Params::object();
   DType dtype = DType::f32;        // the case dtype (float activations)
-  std::string storage = "buffer";
+  std::string storage = "buffer";  // the case id's storage part (core/layout.h)
+
+  // The layout of one tensor (input or output) under `storage`.
+  Layout layout(const std::string& tensor) const { return layout_from_name(Storage::parse(storage).of(tensor)); }
 };
 
 // What an output element may differ from the float64 reference by (SPEC "Comparison and outcomes"):

@@ -139,6 +139,10 @@ CaseResult judge(const Expected& e, Backend& backend) {
     if (g.bad_bytes)
       detail += cat(detail.empty() ? "" : "; ", name, ": ", g.bad_bytes, " guard bytes overwritten (first at byte ",
                     g.first_offset, g.first_offset < 0 ? ", before the tensor" : ", past the end", ")");
+  for (auto& [name, g] : out.guards)
+    if (g.bad_padding)
+      detail += cat(detail.empty() ? "" : "; ", name, ": ", g.bad_padding, " padding lanes not zero (first in texel ",
+                    g.first_bad_texel, " of its ", layout_name(e.problem.layout(name)), " layout)");
   for (auto& [name, want] : e.outputs) {
     auto it = out.outputs.find(name);
     if (it == out.outputs.end()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace ts {
 
@@ -92,6 +93,23 @@ ScratchReport check_scratch(const HostBuffer& b, const BufferSpec& s) {
 
 }  // namespace
 
+std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound) {
+  std::vector<uint32_t> meta;
+  for (auto& [binding, b] : bound) {
+    if (meta.size() < 4 * (size_t(binding) + 1)) meta.resize(4 * (size_t(binding) + 1), 0);
+    const Nchw& d = b->phys.dims;
+    for (int64_t v : {d.w, d.h, d.c, d.n})
+      if (v < 0 || v > int64_t(UINT32_MAX))
+        throw std::runtime_error(cat("tensor ", b->name, ": dimension ", v, " does not fit a 32-bit accessor"));
+    meta[4 * binding + 0] = uint32_t(d.w);
+    meta[4 * binding + 1] = uint32_t(d.h);
+    meta[4 * binding + 2] = uint32_t(d.c);
+    meta[4 * binding + 3] = uint32_t(d.n);
+  }
+  if (meta.empty()) meta.resize(4, 0);
+  return meta;
+}
+
 RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   // 1. The contract, exactly as the reference checks it.
   if (auto v = op.validate(p)) {
@@ -125,28 +143,60 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
                                                       lim.max_buffer_bytes, " bytes)"));
     return std::nullopt;
   };
-  for (auto& [name, t] : p.inputs)
-    if (auto r = too_big(name, t.nbytes())) return *r;
-  for (auto& s : specs)
-    if (auto r = too_big(s.name, size_t(numel(s.shape)) * dtype_size(s.dtype))) return *r;
+  // Every tensor's physical form; a texture the device cannot hold is UNSUPPORTED, naming the extent.
+  auto physical_of = [&](const std::string& name, const Shape& shape, DType dtype) {
+    Physical ph = physical(shape, dtype, p.layout(name));
+    if (is_texture(ph.layout))
+      for (int a = 0; a < 3; ++a)
+        if (ph.extent[a] > int64_t(lim.max_image_3d) || ph.extent[a] < 1)
+          throw Unsupported(cat(op.name, ": tensor ", name, " ", shape_str(shape), " as ", layout_name(ph.layout),
+                                " needs a 3-D image of ", ph.extent[0], "x", ph.extent[1], "x", ph.extent[2],
+                                " texels; extent ", "xyz"[a], " = ", ph.extent[a],
+                                ph.extent[a] < 1 ? " (an empty image)" : "",
+                                " is outside [1, ", lim.max_image_3d, "] (maxImageDimension3D)"));
+    return ph;
+  };
+  std::map<std::string, Physical> phys;
+  try {
+    for (auto& [name, t] : p.inputs) phys[name] = physical_of(name, t.shape, t.dtype);
+    for (auto& s : specs) phys[s.name] = physical_of(s.name, s.shape, s.dtype);
+  } catch (const Unsupported& e) {
+    return fail(RunOutput::Status::unsupported, e.what());
+  }
+  for (auto& [name, ph] : phys)
+    if (auto r = too_big(name, ph.bytes)) return *r;
 
-  // 3. Host images of every buffer: inputs as they are, outputs and scratch poisoned inside guard bands.
+  // 3. Host images of every buffer: inputs packed into their layouts, outputs and scratch poisoned
+  // (buffers inside guard bands; images in every lane, padding included).
   std::vector<HostBuffer> bufs;
   // An output updated in place (init_from == its own name, e.g. a KV cache) replaces its input.
   auto in_place = [&](const std::string& name) {
     return std::any_of(specs.begin(), specs.end(), [&](const BufferSpec& s) { return s.name == name && s.init_from == name; });
   };
   for (auto& [name, t] : p.inputs)
-    if (!in_place(name)) bufs.push_back({name, 0, t.nbytes(), false, t.bytes});
+    if (!in_place(name)) {
+      const Physical& ph = phys.at(name);
+      bufs.push_back({name, ph, t.dtype, 0, ph.bytes, false, pack(t, ph.layout)});
+    }
   for (auto& s : specs) {
-    size_t n = size_t(numel(s.shape)) * dtype_size(s.dtype);
-    const size_t padded = (n + 3) & ~size_t(3);
-    HostBuffer b{s.name, kGuardBytes, padded + kGuardBytes, true, {}};
+    const Physical& ph = phys.at(s.name);
+    HostBuffer b{s.name, ph, s.dtype, 0, ph.bytes, true, {}};
     b.snapshot = s.role == BufferSpec::Role::scratch;
+    if (b.image()) {
+      b.bytes.resize(ph.bytes);
+      if (!s.init_from.empty()) b.bytes = pack(p.inputs.at(s.init_from), ph.layout);
+      else fill_poison(b.bytes, 0, ph.bytes, s.dtype);
+      bufs.push_back(std::move(b));
+      continue;
+    }
+    const size_t n = ph.bytes;
+    const size_t padded = (n + 3) & ~size_t(3);
+    b.offset = kGuardBytes;
+    b.size = padded + kGuardBytes;
     b.bytes.assign(kGuardBytes + padded + kGuardBytes, kGuardByte);
     if (!s.init_from.empty()) {
-      const Tensor& src = p.inputs.at(s.init_from);
-      if (n) std::memcpy(b.bytes.data() + kGuardBytes, src.bytes.data(), n);  // an empty tensor's data() may be null
+      std::vector<uint8_t> init = pack(p.inputs.at(s.init_from), ph.layout);
+      if (n) std::memcpy(b.bytes.data() + kGuardBytes, init.data(), n);  // an empty tensor's data() may be null
     } else {
       fill_poison(b.bytes, kGuardBytes, n, s.dtype);
     }
@@ -162,20 +212,20 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
     return fail(RunOutput::Status::error, e.what());
   }
 
-  // 5. Outputs back in logical form; every changed guard byte is a write outside the tensor; scratch
-  // holds no poison after its first writer.
+  // 5. Outputs back in logical form; every changed guard byte is a write outside the tensor, every
+  // padding lane not zero a write past the packed dimension; scratch holds no poison after its first
+  // writer.
   RunOutput r;
   for (auto& s : specs) {
     auto it = std::find_if(bufs.begin(), bufs.end(), [&](const HostBuffer& b) { return b.name == s.name; });
-    const size_t n = size_t(numel(s.shape)) * dtype_size(s.dtype);
-    r.guards[s.name] = check_guards(it->bytes, n);
+    GuardReport& g = r.guards[s.name];
+    if (!it->image()) g = check_guards(it->bytes, it->phys.bytes);
     if (s.role == BufferSpec::Role::scratch) {
       r.scratch[s.name] = check_scratch(*it, s);
       continue;
     }
-    Tensor t(s.dtype, s.shape);
-    if (n) std::memcpy(t.bytes.data(), it->bytes.data() + kGuardBytes, n);
-    r.outputs[s.name] = std::move(t);
+    r.outputs[s.name] = unpack(it->bytes, it->offset, s.shape, s.dtype, it->phys.layout, &g.bad_padding,
+                               &g.first_bad_texel);
   }
   return r;
 }

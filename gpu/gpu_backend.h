@@ -18,12 +18,18 @@ struct DeviceLimits {
   uint32_t max_invocations = 256;
   uint64_t max_buffer_bytes = 128ull << 20;  // largest single binding
   bool f16 = false;                          // 16-bit storage + float16 arithmetic usable by kernels
+  uint32_t max_image_3d = 256;               // maxImageDimension3D: the largest texture3d extent
 };
 
-// A host copy of one device buffer: [guard][data][guard] for outputs and scratch, [data] for inputs.
-// `bytes` holds the initial contents on the way in and what the device holds on the way out.
+// A host copy of one device buffer or image: [guard][data][guard] for buffer outputs and scratch,
+// [data] for inputs and for images (the API discards out-of-range image writes: no guard bands).
+// `bytes` holds the initial contents on the way in and what the device holds on the way out, in the
+// tensor's physical layout (core/layout.h: texels x fastest, 4 lanes each, for images).
 struct HostBuffer {
   std::string name;
+  Physical phys;      // layout, [N,C,H,W] dims (kernels' accessors read them: gpu/ACCESSORS.md), extents
+  DType dtype = DType::f32;
+  bool image() const { return is_texture(phys.layout); }
   size_t offset = 0;  // where the tensor's data starts (the binding offset)
   size_t size = 0;    // the binding range: the tensor's bytes, and for outputs the trailing guard too,
                       // since lavapipe and WebGPU drop writes outside the range instead of making them
@@ -69,6 +75,10 @@ class GpuBackend : public Backend {
                        DType dtype) = 0;
   uint32_t workgroup_size = 64;  // clamped to the device in fold_grid
 };
+
+// The accessors' view of every tensor bound through TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md): entry b
+// is {W, H, C, N} of the tensor at binding b (zero where no such tensor), one buffer per dispatch.
+std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound);
 
 // Poison patterns: NaN with a recognisable payload for floats, a sentinel for integers.
 uint64_t poison_bits(DType t);
