@@ -4,6 +4,16 @@
 
 namespace ts {
 
+std::map<std::string, std::vector<std::string>> float_layouts(const std::vector<std::string>& tensors) {
+  std::map<std::string, std::vector<std::string>> m;
+  for (const std::string& t : tensors) m[t] = {"buffer", "texture3d_w", "texture3d_h", "texture3d_c"};
+  return m;
+}
+
+uint64_t out_texels(const Problem& p, const std::string& name, const Shape& s) {
+  return uint64_t(physical(s, p.dtype, p.layout(name)).texels);
+}
+
 Tensor uniform_tensor(DType t, Shape s, uint64_t seed, const std::string& name, double lo, double hi) {
   Tensor r(t, std::move(s));
   Stream st(seed, name);

@@ -2,6 +2,8 @@
 // Helpers shared by the operator definitions: seeded input data and shape rules that several
 // operators state the same way.
 #include <cmath>
+#include <map>
+#include <vector>
 #include <string>
 
 #include "core/contract.h"
@@ -53,6 +55,14 @@ Tolerance derived_tolerance(DType t, Tensors bounds);
 // cannot hide behind the conventional form's symmetries.
 Var pos_var();
 Var tables_var();
+// Texels of output `name` (shape s, the case dtype) in the case's layout for it: kernels that write
+// it store whole texels (gpu/ACCESSORS.md), one invocation each.
+// The float layouts (buffer and the three texture3d packings) for each named tensor: what an
+// operator whose kernels go through the accessors of gpu/ACCESSORS.md declares in OpDef::layouts.
+std::map<std::string, std::vector<std::string>> float_layouts(const std::vector<std::string>& tensors);
+
+uint64_t out_texels(const Problem& p, const std::string& name, const Shape& s);
+
 bool random_tables(const Case& c);
 
 // Rank / dtype rules stated identically by every operator.

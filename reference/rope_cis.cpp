@@ -78,8 +78,8 @@ std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at(
 
 std::vector<Dispatch> plan(const Problem& p) {
   const Shape& x = p.inputs.at("x").shape;
-  uint64_t pairs = uint64_t(numel(x)) / 2;
-  return {{"rope_cis", {}, pairs, {{"n", double(pairs)}, {"nc2", double(x[1] * x[2] / 2)}}}};
+  uint64_t n = out_texels(p, "out", x);  // one invocation per output texel
+  return {{"rope_cis", {}, n, {{"n", double(n)}, {"nc2", double(x[1] * x[2] / 2)}}}};
 }
 
 // As rope_llama: each output element is a*c - b*s or a*s + b*c in float32 from exact inputs, each
@@ -152,7 +152,8 @@ const OpDef& rope_cis_op() {
        word_var("fshape", {"n_c2_2", "1_n_c2_2", "nc2_2", "n_c"}, "n_c2_2",
                 "freqs_cis shape: [N,C/2,2], [1,N,C/2,2], [N*C/2,2], or [N,C] (innermost not 2: invalid)"),
        // Invalid cases:
-       int_var("Nf", 0, kMaxDim, "N", "N of freqs_cis (a wrong element count)")}};
+       int_var("Nf", 0, kMaxDim, "N", "N of freqs_cis (a wrong element count)")},
+      float_layouts({"x", "freqs_cis", "out"})};
   return op;
 }
 

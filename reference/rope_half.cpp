@@ -66,7 +66,7 @@ std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at(
 
 std::vector<Dispatch> plan(const Problem& p) {
   const Shape& x = p.inputs.at("x").shape;
-  uint64_t n = uint64_t(numel(x));
+  uint64_t n = out_texels(p, "out", x);  // one invocation per output texel
   return {{"rope_half", {}, n, {{"n", double(n)}, {"S", double(x[2])}, {"D", double(x[3])}}}};
 }
 
@@ -141,7 +141,8 @@ const OpDef& rope_half_op() {
        tables_var(),
        // Invalid cases override one shape at a time:
        int_var("Sc", 0, kMaxDim, "S", "rows of cos/sin"),
-       int_var("Dc", 0, kMaxDim, "D", "columns of cos/sin")}};
+       int_var("Dc", 0, kMaxDim, "D", "columns of cos/sin")},
+      float_layouts({"x", "cos", "sin", "out"})};
   return op;
 }
 

@@ -89,13 +89,13 @@ std::vector<BufferSpec> buffers(const Problem& p) {
   return {{"xq_out", p.inputs.at("xq").shape, p.dtype}, {"xk_out", p.inputs.at("xk").shape, p.dtype}};
 }
 
-// One invocation per pair: all of xq's pairs, then all of xk's.
+// One invocation per output texel: all of xq_out's texels (tq), then all of xk_out's.
 std::vector<Dispatch> plan(const Problem& p) {
   const Shape &q = p.inputs.at("xq").shape, &k = p.inputs.at("xk").shape;
   uint64_t hd = uint64_t(q[3] / 2);
-  uint64_t nq = uint64_t(numel(q)) / 2, nk = uint64_t(numel(k)) / 2;
-  return {{"rope_llama", {}, nq + nk,
-           {{"n", double(nq + nk)}, {"nq", double(nq)}, {"S", double(q[1])}, {"Hq", double(q[2])},
+  uint64_t tq = out_texels(p, "xq_out", q), tk = out_texels(p, "xk_out", k);
+  return {{"rope_llama", {}, tq + tk,
+           {{"n", double(tq + tk)}, {"tq", double(tq)}, {"S", double(q[1])}, {"Hq", double(q[2])},
             {"Hkv", double(k[2])}, {"hd", double(hd)}}}};
 }
 
@@ -191,7 +191,8 @@ const OpDef& rope_llama_op() {
        int_var("Sk", 0, kMaxDim, "S", "xk sequence length"),
        int_var("Dk", 0, kMaxDim, "D", "xk head dim"),
        int_var("Sf", 0, kMaxDim, "S", "rows of freqs_cos/sin"),
-       int_var("Df", 0, kMaxDim, "D/2", "columns of freqs_cos/sin")}};
+       int_var("Df", 0, kMaxDim, "D/2", "columns of freqs_cos/sin")},
+      float_layouts({"xq", "xk", "freqs_cos", "freqs_sin", "xq_out", "xk_out"})};
   return op;
 }
 

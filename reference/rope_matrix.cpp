@@ -114,7 +114,7 @@ std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at(
 
 std::vector<Dispatch> plan(const Problem& p) {
   const Shape& x = p.inputs.at("x").shape;
-  uint64_t n = uint64_t(numel(x));
+  uint64_t n = out_texels(p, "out", x);  // one invocation per output texel
   return {{"rope_matrix", {}, n, {{"n", double(n)}, {"S", double(x[2])}, {"D", double(x[3])}}}};
 }
 
@@ -219,7 +219,8 @@ const OpDef& rope_matrix_op() {
        // Invalid cases override one shape at a time:
        int_var("Dm", 0, kMaxDim, "D", "rows of m"),
        int_var("Sc", 0, kMaxDim, "S", "rows of cos/sin"),
-       int_var("Dc", 0, kMaxDim, "D", "columns of cos/sin")}};
+       int_var("Dc", 0, kMaxDim, "D", "columns of cos/sin")},
+      float_layouts({"x", "m", "cos", "sin", "out"})};
   return op;
 }
 

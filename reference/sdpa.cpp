@@ -187,7 +187,7 @@ std::vector<Dispatch> plan(const Problem& p) {
   if (impl == "naive") v.push_back(dispatch("sdpa_qk_naive", Hq * S * ctx));
   else v.push_back(dispatch("sdpa_qk_tiled", Hq * s_tiles * c_tiles, {"SKIP_MASKED_TILES=1"}));
   v.push_back(dispatch("sdpa_softmax", Hq * S));
-  if (impl == "naive") v.push_back(dispatch("sdpa_av_naive", S * Hq * D4 * 4));
+  if (impl == "naive") v.push_back(dispatch("sdpa_av_naive", out_texels(p, "out", q)));  // one per texel
   else v.push_back(dispatch("sdpa_av_tiled", Hq * s_tiles * D4));
   return v;
 }
@@ -368,7 +368,14 @@ const OpDef& sdpa_op() {
        int_var("Dk", 0, kMaxDim, "D", "k head dim"),
        int_var("Dv", 0, kMaxDim, "D", "v head dim"),
        int_var("Dc", 0, kMaxDim, "D", "head dim of both caches"),
-       int_var("Cv", 0, kMaxPos, "Cmax", "v_cache rows")}};
+       int_var("Cv", 0, kMaxPos, "Cmax", "v_cache rows")},
+      // q, k, v are only read (any layout); the tiled AV kernel stores 4 consecutive head dims per
+      // texel, so out is width-packed or a buffer; the caches are updated in place: buffers.
+      [] {
+        auto m = float_layouts({"q", "k", "v"});
+        m["out"] = {"buffer", "texture3d_w"};
+        return m;
+      }()};
   return op;
 }
 
