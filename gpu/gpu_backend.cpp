@@ -121,7 +121,9 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   const DeviceLimits& lim = limits();
   if ((p.dtype == DType::f16) && !lim.f16)
     return fail(RunOutput::Status::unsupported, "device has no 16-bit storage / float16 arithmetic");
-  if (p.dtype == DType::bf16 || p.dtype == DType::f64)
+  if (p.dtype == DType::bf16 && !lim.bf16)
+    return fail(RunOutput::Status::unsupported, "this backend has no bfloat16 kernels");
+  if (p.dtype == DType::f64)
     return fail(RunOutput::Status::unsupported,
                 cat("no ", dtype_name(p.dtype), " kernels on GPU backends"));
 

@@ -18,6 +18,7 @@ struct DeviceLimits {
   uint32_t max_invocations = 256;
   uint64_t max_buffer_bytes = 128ull << 20;  // largest single binding
   bool f16 = false;                          // 16-bit storage + float16 arithmetic usable by kernels
+  bool bf16 = false;                         // the backend's kernels take bfloat16 (16-bit words converted in the accessors)
   uint32_t max_image_3d = 256;               // maxImageDimension3D: the largest texture3d extent
 };
 
@@ -78,6 +79,7 @@ class GpuBackend : public Backend {
 
 // The accessors' view of every tensor bound through TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md): entry b
 // is {W, H, C, N} of the tensor at binding b (zero where no such tensor), one buffer per dispatch.
+constexpr uint32_t kMetaBinding = 16;  // where ts_meta binds
 std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound);
 
 // Poison patterns: NaN with a recognisable payload for floats, a sentinel for integers.
