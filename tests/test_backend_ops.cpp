@@ -50,14 +50,18 @@ TEST_P(BackendOps, DrawnCases) {
       for (int k = 0; k < 12; ++k) expect_agrees(backend(), draw_case(*op, t, k % 4 != 3, 77 + uint64_t(k), 10 * k));
 }
 
-// No kernels exist for bfloat16: valid cases say so (UNSUPPORTED), invalid ones are still REJECTED.
-TEST_P(BackendOps, Bfloat16IsUnsupportedNotPassed) {
+// A backend with bfloat16 kernels (capability "bfloat16") PASSes the valid bfloat16 edge cases; one
+// without says so (UNSUPPORTED), never PASS. Invalid ones are REJECTED either way.
+TEST_P(BackendOps, Bfloat16PassesOrIsUnsupportedNeverSilently) {
+  const auto caps = backend().info().capabilities;
+  const bool bf16 = std::find(caps.begin(), caps.end(), "bfloat16") != caps.end();
   for (const OpDef* op : all_ops()) {
     if (std::find(op->dtypes.begin(), op->dtypes.end(), DType::bf16) == op->dtypes.end()) continue;
     for (const Case& c : op->edge_cases(DType::bf16)) {
       Expected e = prepare(c);
       CaseResult r = judge(e, backend());
-      EXPECT_EQ(r.outcome, e.violation ? Outcome::rejected : Outcome::unsupported) << outcome_line(r);
+      EXPECT_EQ(r.outcome, e.violation ? Outcome::rejected : bf16 ? Outcome::pass : Outcome::unsupported)
+          << outcome_line(r);
     }
   }
 }

@@ -11,6 +11,8 @@
 
 namespace ts::vk {
 
+static_assert(kLayoutMeta >= kMetaBinding, "layout entries follow every binding's dims");
+
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -49,14 +51,11 @@ bool parse_line(std::string_view line, AccessorDecl& d) {
   return false;
 }
 
-const char* layout_constant(Layout l) {
-  switch (l) {
-    case Layout::buffer: return "TS_BUFFER";
-    case Layout::texture3d_w: return "TS_TEXTURE3D_W";
-    case Layout::texture3d_h: return "TS_TEXTURE3D_H";
-    case Layout::texture3d_c: return "TS_TEXTURE3D_C";
-    default: return nullptr;
-  }
+// The layout the index math is told: a buffer's is known when compiling; a texture's packing comes
+// from ts_meta at run time (accessors.h says why).
+std::string layout_expr(Layout l, uint32_t binding) {
+  if (l == Layout::buffer) return "TS_BUFFER";
+  return cat("ts_meta[", kLayoutMeta + binding, "].x");
 }
 
 // Replaces every @KEY@ of `text` by its value.
@@ -142,7 +141,7 @@ vec4 @N@_at4(uint i) {
   return fill(fill(s, v), v);
 }
 
-std::string image_glsl(const AccessorDecl& d, const Conversions& c, const TexelFormat& f, Layout l,
+std::string image_glsl(const AccessorDecl& d, const Conversions& c, const TexelFormat& f,
                        std::map<std::string, std::string> v) {
   v["FMT"] = f.glsl;
   v["IMG"] = f.integer ? "uimage3D" : "image3D";
@@ -152,10 +151,9 @@ std::string image_glsl(const AccessorDecl& d, const Conversions& c, const TexelF
   if (!d.output) {
     v["LOAD"] = conv(c.image_load, "imageLoad(ts_img_@N@, ivec3(p))");
     // texture3d_w holds 4 consecutive elements in one texel when W % 4 == 0 and i % 4 == 0.
-    v["ONE_TEXEL"] = l == Layout::texture3d_w ? R"(  uvec4 d = ts_meta[@B@];
-  if ((i & 3u) == 0u && (d.x & 3u) == 0u) return ts_texel_@N@(ts_image_locate(@L@, d, i).xyz);
-)"
-                                              : "";
+    v["ONE_TEXEL"] = R"(  uvec4 d = ts_meta[@B@];
+  if (@L@ == TS_TEXTURE3D_W && (i & 3u) == 0u && (d.x & 3u) == 0u) return ts_texel_@N@(ts_image_locate(@L@, d, i).xyz);
+)";
     s += R"(vec4 ts_texel_@N@(uvec3 p) { return @LOAD@; }
 float @N@_at(uint i) {
   uvec4 p = ts_image_locate(@L@, ts_meta[@B@], i);
@@ -216,18 +214,20 @@ std::vector<AccessorDecl> parse_accessors(std::string_view source, const std::st
 
 std::string accessor_glsl(const std::vector<AccessorDecl>& decls, const std::vector<TensorForm>& forms) {
   if (decls.empty()) return {};
-  std::string s = cat("// (W, H, C, N) of the tensor at each binding: gpu/ACCESSORS.md\nlayout(std430, binding = ",
-                      kMetaBinding, ") readonly buffer TsMeta { uvec4 ts_meta[]; };\n");
+  std::string s = cat("// (W, H, C, N) of the tensor at binding b in entry b (gpu/ACCESSORS.md); its layout in entry ",
+                      kLayoutMeta, " + b\nlayout(std430, binding = ", kMetaBinding,
+                      ") readonly buffer TsMeta { uvec4 ts_meta[]; };\n");
   for (size_t i = 0; i < decls.size(); ++i) {
     const AccessorDecl& d = decls[i];
     const TensorForm& f = forms.at(i);
-    const char* l = layout_constant(f.layout);
-    if (!l) throw Unsupported(cat("vulkan: no layout accessors for ", layout_name(f.layout), " tensors yet (", d.name, ")"));
+    if (f.layout != Layout::buffer && !is_texture(f.layout))
+      throw Unsupported(cat("vulkan: no layout accessors for ", layout_name(f.layout), " tensors yet (", d.name, ")"));
     const Conversions c = conversions(f.dtype);
-    std::map<std::string, std::string> v = {{"N", d.name}, {"B", std::to_string(d.binding)}, {"L", l}};
-    s += cat("\n// ", d.output ? "TS_OUTPUT(" : "TS_INPUT(", d.name, ", ", d.binding, "): ", layout_name(f.layout), ", ",
-             dtype_name(f.dtype), "\n");
-    s += is_texture(f.layout) ? image_glsl(d, c, texel_format(f.dtype), f.layout, v) : buffer_glsl(d, c, v);
+    std::map<std::string, std::string> v = {
+        {"N", d.name}, {"B", std::to_string(d.binding)}, {"L", layout_expr(f.layout, d.binding)}};
+    s += cat("\n// ", d.output ? "TS_OUTPUT(" : "TS_INPUT(", d.name, ", ", d.binding, "): ",
+             is_texture(f.layout) ? "texture3d (packing in ts_meta)" : "buffer", ", ", dtype_name(f.dtype), "\n");
+    s += is_texture(f.layout) ? image_glsl(d, c, texel_format(f.dtype), v) : buffer_glsl(d, c, v);
   }
   return s;
 }

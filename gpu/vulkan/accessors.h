@@ -5,6 +5,13 @@
 // functions NAME_numel, NAME_dims, NAME_at, NAME_at4 (inputs), NAME_texels, NAME_flat, NAME_texel_of,
 // NAME_store (outputs). The index math and the bfloat16 conversion they call live once in
 // shaders/preamble.glsl; what is generated only picks the resource and the dtype's conversions.
+//
+// What is compiled in per tensor is its storage kind (a buffer, or a 3-D image of the dtype's format)
+// and its dtype; which of the three texture packings an image holds is read from ts_meta at run
+// time, as its shape is. One program thus serves texture3d_w, _h and _c: a new program costs 10-30 ms
+// here (glslang, then lavapipe's pipeline compile), and a sweep that draws a layout per tensor would
+// otherwise compile nearly every case anew (4^6 layout combinations for rope_llama's 6 tensors, 2^6
+// storage kinds). The branch on the packing is uniform across a dispatch.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -14,6 +21,10 @@
 #include "core/tensor.h"
 
 namespace ts::vk {
+
+// ts_meta's entries past accessor_meta()'s: entry kLayoutMeta + b = (layout, 0, 0, 0) of the tensor
+// at binding b, the layout as core/layout.h's enum Layout (the preamble's TS_BUFFER, TS_TEXTURE3D_*).
+constexpr uint32_t kLayoutMeta = 16;
 
 struct AccessorDecl {
   std::string name;  // as written: the functions' prefix, and (less one trailing '_') the tensor bound
@@ -36,7 +47,7 @@ struct TensorForm {
 
 // GLSL for the declared tensors (forms[i] is decls[i]'s): the ts_meta buffer, then per tensor its
 // resource (ts_buf_NAME / ts_img_NAME) and functions; "" when there are none. Throws Unsupported
-// for a form that has no accessors.
+// for a form that has no accessors. Forms that differ only in their texture packing give one text.
 std::string accessor_glsl(const std::vector<AccessorDecl>& decls, const std::vector<TensorForm>& forms);
 
 }  // namespace ts::vk

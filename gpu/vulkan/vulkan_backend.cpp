@@ -110,7 +110,8 @@ struct VulkanBackend::State {
   }
 
   // A step's bindings and push constants; `meta` receives ts_meta's contents when the kernel declares
-  // tensors through TS_INPUT / TS_OUTPUT (it binds at kMetaBinding, appended by run()).
+  // tensors through TS_INPUT / TS_OUTPUT (it binds at kMetaBinding, appended by run()): the dims of
+  // accessor_meta() and, from entry kLayoutMeta, each tensor's layout (gpu/vulkan/accessors.h).
   vk::Step prepare(const Dispatch& d, const std::vector<HostBuffer>& buffers, DType dtype, uint32_t wg,
                    std::vector<uint32_t>& meta) {
     auto form_of = [&](const std::string& name, uint32_t binding) {
@@ -149,7 +150,11 @@ struct VulkanBackend::State {
       if (declared_here) declared.push_back({b.binding, &h});
       st.bindings.push_back({b.binding, index});
     }
-    if (!prog.accessors.empty()) meta = accessor_meta(declared);
+    if (!prog.accessors.empty()) {
+      meta = accessor_meta(declared);
+      meta.resize(4 * (vk::kLayoutMeta + kMetaBinding), 0);
+      for (auto [binding, h] : declared) meta[4 * (vk::kLayoutMeta + binding)] = uint32_t(h->phys.layout);
+    }
     st.push.resize(r.push_size);
     for (const vk::PushMember& m : r.push) {
       auto u = d.uniforms.find(m.name);
