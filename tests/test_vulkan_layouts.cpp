@@ -52,6 +52,39 @@ void main() {
 }
 )";
 
+// int8: z = clamp(3*x) through the accessors, one invocation per texel (32-bit word) of z.
+constexpr const char* kScaleInt8 = R"(
+TS_INPUT(x, 0)
+TS_OUTPUT(z, 1)
+layout(push_constant) uniform Params { uint n; } pc;
+void main() {
+  uint t = ts_linear_id();
+  if (t >= pc.n) return;
+  ivec4 v = ivec4(0);
+  for (uint j = 0u; j < 4u; ++j) {
+    uint i = z_flat(t, j);
+    if (i != TS_PADDING) v[j] = clamp(3 * x_at(i), -128, 127);
+  }
+  z_store(t, v);
+}
+)";
+
+// int8: z (a buffer) = x through x_at4, as kCopy4.
+constexpr const char* kCopy4Int8 = R"(
+TS_INPUT(x, 0)
+TS_OUTPUT(z, 1)
+layout(push_constant) uniform Params { uint n; } pc;
+void main() {
+  uint t = ts_linear_id();
+  if (t >= pc.n) return;
+  uint i = 4u * t, numel = x_numel();
+  ivec4 v = ivec4(0);
+  if (i + 3u < numel) v = x_at4(i);
+  else for (uint j = 0u; i + j < numel; ++j) v[j] = x_at(i + j);
+  z_store(t, v);
+}
+)";
+
 std::optional<Violation> valid(const Problem&) { return std::nullopt; }
 std::vector<BufferSpec> z_like_x(const Problem& p) { return {{"z", p.inputs.at("x").shape, p.dtype}}; }
 std::vector<Dispatch> texel_plan(const Problem& p) {
@@ -92,6 +125,8 @@ class VulkanLayouts : public ::testing::Test {
       if (v) {
         v->set_kernel_source("test_scale", kScale);
         v->set_kernel_source("test_copy4", kCopy4);
+        v->set_kernel_source("test_scale_i8", kScaleInt8);
+        v->set_kernel_source("test_copy4_i8", kCopy4Int8);
       }
       return v;
     }();
@@ -161,6 +196,32 @@ TEST_F(VulkanLayouts, At4ReadsFourConsecutiveElementsInEveryLayout) {
         const Tensor& z = r.outputs.at("z");
         for (int64_t i = 0; i < z.numel(); ++i) ASSERT_EQ(z.get(i), double(i % 17) - 8) << what << " at " << i;
       }
+}
+
+// int8 tensors in `buffer` and the packed int8 layouts (one 32-bit word per texel), mixed: every
+// element read and written exactly, packed padding lanes zero, a buffer's trailing guard untouched.
+TEST_F(VulkanLayouts, Int8LayoutsReadAndWriteEveryElementExactly) {
+  const char* layouts[] = {"buffer", "int8_4w", "int8_4c1w", "int8_4w4c"};
+  OpDef o = texel_op();
+  for (const Shape& s : shapes())
+    for (const char* in : layouts)
+      for (const char* out : layouts) {
+        const std::string storage = cat(in, ";z=", out);
+        const std::string what = cat(shape_str(s), " int8 ", storage);
+        RunOutput r = b().run(o, texel_problem(s, DType::i8, storage, "test_scale_i8"));
+        ASSERT_EQ(r.status, RunOutput::Status::ok) << what << ": " << r.message;
+        const Tensor& z = r.outputs.at("z");
+        for (int64_t i = 0; i < z.numel(); ++i) ASSERT_EQ(z.get(i), 3 * (double(i % 17) - 8)) << what << " at " << i;
+        EXPECT_EQ(r.guards.at("z").bad_bytes, 0) << what;
+        EXPECT_EQ(r.guards.at("z").bad_padding, 0) << what;
+      }
+  for (const Shape& s : shapes())
+    for (const char* in : layouts) {
+      RunOutput r = b().run(o, texel_problem(s, DType::i8, cat(in, ";z=buffer"), "test_copy4_i8"));
+      ASSERT_EQ(r.status, RunOutput::Status::ok) << r.message;
+      for (int64_t i = 0; i < r.outputs.at("z").numel(); ++i)
+        ASSERT_EQ(r.outputs.at("z").get(i), double(i % 17) - 8) << shape_str(s) << " " << in << " at " << i;
+    }
 }
 
 // A 16-bit tensor of odd length ends in half a word: the store of its last texel must leave the

@@ -51,10 +51,10 @@ bool parse_line(std::string_view line, AccessorDecl& d) {
   return false;
 }
 
-// The layout the index math is told: a buffer's is known when compiling; a texture's packing comes
-// from ts_meta at run time (accessors.h says why).
-std::string layout_expr(Layout l, uint32_t binding) {
-  if (l == Layout::buffer) return "TS_BUFFER";
+// The layout the index math is told: a float buffer's is known when compiling; a texture's packing,
+// and an int8 tensor's layout (buffer or packed), come from ts_meta at run time (accessors.h says why).
+std::string layout_expr(Layout l, DType t, uint32_t binding) {
+  if (l == Layout::buffer && t != DType::i8) return "TS_BUFFER";
   return cat("ts_meta[", kLayoutMeta + binding, "].x");
 }
 
@@ -141,6 +141,46 @@ vec4 @N@_at4(uint i) {
   return fill(fill(s, v), v);
 }
 
+// int8 tensors, in `buffer` or a packed int8 layout (which one: ts_meta), one 32-bit word of 4 bytes
+// per texel. Values widen to int; stores take each lane's low byte (the kernel clamps). A packed
+// layout's padding lanes are the tensor's own bytes and are stored as zero; a buffer's last partial
+// word is stored byte by byte: its other bytes are the guard band's.
+std::string int8_glsl(const AccessorDecl& d, std::map<std::string, std::string> v) {
+  std::string s = fill("layout(std430, binding = @B@) @ACCESS@ buffer TsBlock_@N@ { i8vec4 ts_buf_@N@[]; };\n",
+                       {{"ACCESS", d.output ? "writeonly" : "readonly"}});
+  s += kCommon;
+  if (!d.output) {
+    s += R"(int @N@_at(uint i) {
+  uvec2 p = ts_locate(@L@, ts_meta[@B@], i);
+  return int(ts_buf_@N@[p.x][p.y]);
+}
+ivec4 @N@_at4(uint i) {
+  uvec4 d = ts_meta[@B@];
+  uint l = @L@;
+  if ((i & 3u) == 0u && (l == TS_BUFFER || (l == TS_INT8_4W && (d.x & 3u) == 0u)))
+    return ivec4(ts_buf_@N@[ts_locate(l, d, i).x]);
+  return ivec4(@N@_at(i), @N@_at(i + 1u), @N@_at(i + 2u), @N@_at(i + 3u));
+}
+)";
+  } else {
+    s += kOutputIndex;
+    s += R"(void @N@_store(uint t, ivec4 v) {
+  uint l = @L@, k = ts_lanes(l, ts_meta[@B@], t);
+  if (l != TS_BUFFER) {
+    for (uint j = k; j < 4u; ++j) v[j] = 0;
+    k = 4u;
+  }
+  if (k == 4u) {
+    ts_buf_@N@[t] = i8vec4(v);
+    return;
+  }
+  for (uint j = 0u; j < k; ++j) ts_buf_@N@[t][j] = int8_t(v[j]);
+}
+)";
+  }
+  return fill(s, v);
+}
+
 std::string image_glsl(const AccessorDecl& d, const Conversions& c, const TexelFormat& f,
                        std::map<std::string, std::string> v) {
   v["FMT"] = f.glsl;
@@ -220,14 +260,17 @@ std::string accessor_glsl(const std::vector<AccessorDecl>& decls, const std::vec
   for (size_t i = 0; i < decls.size(); ++i) {
     const AccessorDecl& d = decls[i];
     const TensorForm& f = forms.at(i);
-    if (f.layout != Layout::buffer && !is_texture(f.layout))
-      throw Unsupported(cat("vulkan: no layout accessors for ", layout_name(f.layout), " tensors yet (", d.name, ")"));
-    const Conversions c = conversions(f.dtype);
+    const bool int8 = f.dtype == DType::i8;
     std::map<std::string, std::string> v = {
-        {"N", d.name}, {"B", std::to_string(d.binding)}, {"L", layout_expr(f.layout, d.binding)}};
+        {"N", d.name}, {"B", std::to_string(d.binding)}, {"L", layout_expr(f.layout, f.dtype, d.binding)}};
     s += cat("\n// ", d.output ? "TS_OUTPUT(" : "TS_INPUT(", d.name, ", ", d.binding, "): ",
-             is_texture(f.layout) ? "texture3d (packing in ts_meta)" : "buffer", ", ", dtype_name(f.dtype), "\n");
-    s += is_texture(f.layout) ? image_glsl(d, c, texel_format(f.dtype), v) : buffer_glsl(d, c, v);
+             is_texture(f.layout) ? "texture3d (packing in ts_meta)"
+             : int8               ? "int8 words (layout in ts_meta)"
+                                  : "buffer",
+             ", ", dtype_name(f.dtype), "\n");
+    if (int8) s += int8_glsl(d, v);
+    else if (is_texture(f.layout)) s += image_glsl(d, conversions(f.dtype), texel_format(f.dtype), v);
+    else s += buffer_glsl(d, conversions(f.dtype), v);
   }
   return s;
 }

@@ -3,12 +3,15 @@
 // with one line, `TS_INPUT(name, binding)` or `TS_OUTPUT(name, binding)`; the backend blanks that
 // line and generates, for the tensor's layout and dtype in the case at hand, its resource and the
 // functions NAME_numel, NAME_dims, NAME_at, NAME_at4 (inputs), NAME_texels, NAME_flat, NAME_texel_of,
-// NAME_store (outputs). The index math and the bfloat16 conversion they call live once in
+// NAME_store (outputs): float tensors (float32, float16, bfloat16) in buffer and texture3d_w/h/c
+// read float / vec4 and store vec4; int8 tensors in buffer and int8_4w / int8_4c1w / int8_4w4c read
+// int / ivec4 and store ivec4 (each lane's low byte: the kernel clamps). The index math and the bfloat16 conversion they call live once in
 // shaders/preamble.glsl; what is generated only picks the resource and the dtype's conversions.
 //
 // What is compiled in per tensor is its storage kind (a buffer, or a 3-D image of the dtype's format)
-// and its dtype; which of the three texture packings an image holds is read from ts_meta at run
-// time, as its shape is. One program thus serves texture3d_w, _h and _c: a new program costs 10-30 ms
+// and its dtype; which of the three texture packings an image holds (or which int8 layout an int8
+// buffer) is read from ts_meta at run time, as its shape is. One program thus serves texture3d_w,
+// _h and _c: a new program costs 10-30 ms
 // here (glslang, then lavapipe's pipeline compile), and a sweep that draws a layout per tensor would
 // otherwise compile nearly every case anew (4^6 layout combinations for rope_llama's 6 tensors, 2^6
 // storage kinds). The branch on the packing is uniform across a dispatch.

@@ -58,21 +58,35 @@ vec4 ts_f16_round4(vec4 v) { return vec4(ts_f16_round(v.x), ts_f16_round(v.y), t
 // ---- The texel model of gpu/ACCESSORS.md, exactly core/layout.cpp's Physical::flat / locate ----
 // A tensor is viewed as [N,C,H,W]; d = (W, H, C, N) from ts_meta. Its elements are grouped into
 // texels of 4 lanes along the packed dimension; lanes past that dimension's end are padding. Layout
-// numbers are core/layout.h's enum Layout.
+// numbers are core/layout.h's enum Layout. int8_4w numbers its 32-bit words as texture3d_w does its
+// texels, int8_4c1w as texture3d_c; int8_4w4c's 16-byte block (n, c/4, h, w/4) holds 4 words, word j
+// the 4 channels at w = 4*(w/4) + j.
 const uint TS_BUFFER = 0u;
 const uint TS_TEXTURE3D_W = 1u;
 const uint TS_TEXTURE3D_H = 2u;
 const uint TS_TEXTURE3D_C = 3u;
+const uint TS_INT8_4W = 4u;
+const uint TS_INT8_4C1W = 5u;
+const uint TS_INT8_4W4C = 6u;
 const uint TS_PADDING = 0xFFFFFFFFu;  // the flat index of a padding lane
 
 uint ts_ceil4(uint x) { return (x + 3u) >> 2; }
 uint ts_numel(uvec4 d) { return d.x * d.y * d.z * d.w; }
 
+// The texture layout numbering a packed int8 layout's words the same way (int8_4w4c: itself).
+uint ts_as_image(uint l) {
+  if (l == TS_INT8_4W) return TS_TEXTURE3D_W;
+  if (l == TS_INT8_4C1W) return TS_TEXTURE3D_C;
+  return l;
+}
+
 // Image extents (X, Y, Z) in texels; a buffer's texels as (texels, 1, 1).
 uvec3 ts_extent(uint l, uvec4 d) {
+  l = ts_as_image(l);
   if (l == TS_TEXTURE3D_W) return uvec3(ts_ceil4(d.x), d.y, d.z * d.w);
   if (l == TS_TEXTURE3D_H) return uvec3(d.x, ts_ceil4(d.y), d.z * d.w);
   if (l == TS_TEXTURE3D_C) return uvec3(d.x, d.y, ts_ceil4(d.z) * d.w);
+  if (l == TS_INT8_4W4C) return uvec3(4u * ts_ceil4(d.x) * d.y * ts_ceil4(d.z) * d.w, 1u, 1u);
   return uvec3(ts_ceil4(ts_numel(d)), 1u, 1u);
 }
 
@@ -87,11 +101,22 @@ uvec3 ts_coord(uint l, uvec4 d, uint t) {
   return uvec3(t % e.x, (t / e.x) % e.y, t / e.x / e.y);
 }
 
+// int8_4w4c word t: (w, h, first channel c0 = 4*(c/4), n).
+uvec4 ts_4w4c_word(uvec4 d, uint t) {
+  uint W4 = ts_ceil4(d.x), C4 = ts_ceil4(d.z), block = t >> 2;
+  return uvec4(4u * (block % W4) + (t & 3u), (block / W4) % d.y, 4u * ((block / W4 / d.y) % C4), block / W4 / d.y / C4);
+}
+
 // How many lanes of texel t hold elements: lanes [0, k) do, the rest are padding.
 uint ts_lanes(uint l, uvec4 d, uint t) {
+  l = ts_as_image(l);
   if (l == TS_BUFFER) {
     uint n = ts_numel(d);
     return n > 4u * t ? min(n - 4u * t, 4u) : 0u;
+  }
+  if (l == TS_INT8_4W4C) {
+    uvec4 p = ts_4w4c_word(d, t);
+    return p.x < d.x ? min(d.z - p.z, 4u) : 0u;
   }
   uvec3 p = ts_coord(l, d, t);
   if (l == TS_TEXTURE3D_W) return min(d.x - 4u * p.x, 4u);
@@ -101,12 +126,20 @@ uint ts_lanes(uint l, uvec4 d, uint t) {
 
 // Flat logical index of lane j of texel t, or TS_PADDING.
 uint ts_flat(uint l, uvec4 d, uint t, uint j) {
+  l = ts_as_image(l);
   if (l == TS_BUFFER) {
     uint i = 4u * t + j;
     return i < ts_numel(d) ? i : TS_PADDING;
   }
+  uint w, h, c, n;
+  if (l == TS_INT8_4W4C) {
+    uvec4 p = ts_4w4c_word(d, t);
+    w = p.x, h = p.y, c = p.z + j, n = p.w;
+    if (w >= d.x || c >= d.z) return TS_PADDING;
+    return ((n * d.z + c) * d.y + h) * d.x + w;
+  }
   uvec3 p = ts_coord(l, d, t);
-  uint w = p.x, h = p.y, c, n;
+  w = p.x, h = p.y;
   if (l == TS_TEXTURE3D_W) {
     w = 4u * p.x + j, c = p.z % d.z, n = p.z / d.z;
     if (w >= d.x) return TS_PADDING;
@@ -123,6 +156,7 @@ uint ts_flat(uint l, uvec4 d, uint t, uint j) {
 
 // The image position (xyz) and lane (w) of flat index i, for a texture layout.
 uvec4 ts_image_locate(uint l, uvec4 d, uint i) {
+  l = ts_as_image(l);
   uint w = i % d.x, h = (i / d.x) % d.y, nc = i / d.x / d.y;  // nc = n*C + c
   if (l == TS_TEXTURE3D_W) return uvec4(w >> 2, h, nc, w & 3u);
   if (l == TS_TEXTURE3D_H) return uvec4(w, h >> 2, nc, h & 3u);
@@ -132,7 +166,12 @@ uvec4 ts_image_locate(uint l, uvec4 d, uint i) {
 
 // The texel (x) and lane (y) holding flat index i.
 uvec2 ts_locate(uint l, uvec4 d, uint i) {
+  l = ts_as_image(l);
   if (l == TS_BUFFER) return uvec2(i >> 2, i & 3u);
+  if (l == TS_INT8_4W4C) {
+    uint w = i % d.x, h = (i / d.x) % d.y, c = (i / d.x / d.y) % d.z, n = i / d.x / d.y / d.z;
+    return uvec2((((n * ts_ceil4(d.z) + (c >> 2)) * d.y + h) * ts_ceil4(d.x) + (w >> 2)) * 4u + (w & 3u), c & 3u);
+  }
   uvec4 p = ts_image_locate(l, d, i);
   uvec3 e = ts_extent(l, d);
   return uvec2((p.z * e.y + p.y) * e.x + p.x, p.w);
