@@ -1,5 +1,7 @@
 #include "gpu/vulkan/images.h"
 
+#include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 #include "core/contract.h"
@@ -58,7 +60,37 @@ void check_image_support(const Adapter& a, const HostBuffer& h) {
     refuse(cat("allows ", ip.maxResourceSize, " bytes for it (maxResourceSize), not ", h.phys.bytes));
 }
 
-Image create_image(const Device& dev, const HostBuffer& h) {
+namespace {
+// Idle blocks kept beyond this are freed: the pool saves allocation calls, not memory.
+constexpr VkDeviceSize kMaxIdleBytes = 1ull << 30;
+}  // namespace
+
+ImageMemory::~ImageMemory() {
+  for (auto& [key, m] : idle_) dev_.fn.vkFreeMemory(dev_.handle, m, nullptr);
+}
+
+ImageMemory::Block ImageMemory::acquire(uint32_t type, VkDeviceSize size) {
+  const VkDeviceSize capacity = std::bit_ceil(std::max<VkDeviceSize>(size, 4096));
+  if (auto it = idle_.find({type, capacity}); it != idle_.end()) {
+    Block b{it->second, type, capacity};
+    idle_.erase(it);
+    idle_bytes_ -= capacity;
+    return b;
+  }
+  Block b{VK_NULL_HANDLE, type, capacity};
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, nullptr, capacity, type};
+  check(dev_.fn.vkAllocateMemory(dev_.handle, &ai, nullptr, &b.memory), "vkAllocateMemory");
+  return b;
+}
+
+void ImageMemory::release(const Block& b) {
+  if (!b.memory) return;
+  if (idle_bytes_ + b.capacity > kMaxIdleBytes) return dev_.fn.vkFreeMemory(dev_.handle, b.memory, nullptr);
+  idle_.emplace(std::make_pair(b.type, b.capacity), b.memory);
+  idle_bytes_ += b.capacity;
+}
+
+Image create_image(const Device& dev, ImageMemory& pool, const HostBuffer& h) {
   const VkFormat format = texel_format(h.dtype).format;
   Image img;
   VkImageCreateInfo ci{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
@@ -84,9 +116,8 @@ Image create_image(const Device& dev, const HostBuffer& h) {
     for (uint32_t i = 0; i < m.memoryTypeCount && type == UINT32_MAX; ++i)
       if (req.memoryTypeBits & (1u << i)) type = i;
     if (type == UINT32_MAX) throw std::runtime_error(cat("vulkan: no memory type can hold image ", h.name));
-    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, nullptr, req.size, type};
-    check(dev.fn.vkAllocateMemory(dev.handle, &ai, nullptr, &img.memory), "vkAllocateMemory");
-    check(dev.fn.vkBindImageMemory(dev.handle, img.image, img.memory, 0), "vkBindImageMemory");
+    img.memory = pool.acquire(type, req.size);  // offset 0 meets any alignment
+    check(dev.fn.vkBindImageMemory(dev.handle, img.image, img.memory.memory, 0), "vkBindImageMemory");
     VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
     vi.image = img.image;
     vi.viewType = VK_IMAGE_VIEW_TYPE_3D;
@@ -94,16 +125,16 @@ Image create_image(const Device& dev, const HostBuffer& h) {
     vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     check(dev.fn.vkCreateImageView(dev.handle, &vi, nullptr, &img.view), "vkCreateImageView");
   } catch (...) {
-    destroy_image(dev, img);
+    destroy_image(dev, pool, img);
     throw;
   }
   return img;
 }
 
-void destroy_image(const Device& dev, const Image& img) {
+void destroy_image(const Device& dev, ImageMemory& pool, const Image& img) {
   dev.fn.vkDestroyImageView(dev.handle, img.view, nullptr);
   dev.fn.vkDestroyImage(dev.handle, img.image, nullptr);
-  dev.fn.vkFreeMemory(dev.handle, img.memory, nullptr);
+  pool.release(img.memory);  // after the image that was bound to it
 }
 
 }  // namespace ts::vk

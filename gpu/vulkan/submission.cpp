@@ -49,7 +49,7 @@ void barrier(const Device& dev, VkCommandBuffer cmd, VkPipelineStageFlags src_st
 
 Submission::~Submission() {
   for (const Slot& s : slots_) {
-    if (s.image.image) destroy_image(dev_, s.image);
+    if (s.image.image) destroy_image(dev_, images_, s.image);
     pool_.release(s.device, BufferPool::Role::device);
     pool_.release(s.staging, BufferPool::Role::staging);
     pool_.release(s.snapshot, BufferPool::Role::staging);
@@ -62,7 +62,7 @@ void Submission::upload(const std::vector<HostBuffer>& host, uint64_t& allocatio
     slots_.emplace_back();
     ++allocations;
     Slot& s = slots_.back();
-    if (h.image()) s.image = create_image(dev_, h);
+    if (h.image()) s.image = create_image(dev_, images_, h);
     else s.device = pool_.acquire(size, BufferPool::Role::device);
     if (!s.device.mapped) s.staging = pool_.acquire(size, BufferPool::Role::staging);
     if (h.snapshot) s.snapshot = pool_.acquire(size, BufferPool::Role::staging);

@@ -24,7 +24,7 @@ struct Step {
 
 class Submission {
  public:
-  Submission(Device& device, BufferPool& pool) : dev_(device), pool_(pool) {}
+  Submission(Device& device, BufferPool& pool, ImageMemory& images) : dev_(device), pool_(pool), images_(images) {}
   ~Submission();
   Submission(const Submission&) = delete;
   Submission& operator=(const Submission&) = delete;
@@ -52,6 +52,7 @@ class Submission {
 
   Device& dev_;
   BufferPool& pool_;
+  ImageMemory& images_;
   std::vector<Slot> slots_;
   bool submitted_ = false;  // the device's fence is this case's
 };

@@ -18,9 +18,10 @@ namespace vk {
 // A logical device with its buffers and pipelines: replaced as a whole when a kernel hangs or the
 // device is lost.
 struct Gpu {
-  explicit Gpu(const Adapter& a) : device(a), buffers(device), pipelines(device) {}
+  explicit Gpu(const Adapter& a) : device(a), buffers(device), images(device), pipelines(device) {}
   Device device;
   BufferPool buffers;
+  ImageMemory images;
   Pipelines pipelines;
 };
 
@@ -198,7 +199,7 @@ struct VulkanBackend::State {
       steps[i].bindings.push_back({kMetaBinding, buffers.size()});
       buffers.push_back(std::move(m));
     }
-    auto work = std::make_unique<vk::Submission>(gpu->device, gpu->buffers);
+    auto work = std::make_unique<vk::Submission>(gpu->device, gpu->buffers, gpu->images);
     work->upload(buffers, allocations);
     VkResult r = work->submit(steps, buffers);
     dispatches += steps.size();
