@@ -92,7 +92,6 @@ TEST_F(WebGpu, EdgeCasesAgreeWithTheReference) {
   double seconds = 0;
   for (const OpDef* op : all_ops()) {
     for (DType t : op->dtypes) {
-      if (t == DType::bf16) continue;  // no GPU kernels: UNSUPPORTED, covered by the per-backend suite
       for (const Case& c : op->edge_cases(t)) {
         Expected e = prepare(c);
         ASSERT_TRUE(e.error.empty()) << c.id() << ": " << e.error;

@@ -103,7 +103,36 @@ fn ts_bf16_texel_f32(b: vec4<u32>) -> vec4<f32> { return bitcast<vec4<f32>>(b <<
 )";
 // With `enable f16`: a float16 image's texel rounded in the kernel, exactly as a float16 buffer store
 // rounds, so that every layout stores the same bits whatever the image store's own conversion does.
-constexpr const char* kLibraryF16 = R"(fn ts_f16_texel(v: vec4<f32>) -> vec4<f32> { return vec4<f32>(vec4<f16>(v)); }
+constexpr const char* kLibraryF16 = R"(fn ts_f16_bits(v: f32) -> u32 {
+  let b = bitcast<u32>(v);
+  let sign = (b >> 16u) & 0x8000u;
+  let a = b & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) { return sign | 0x7E00u | ((a >> 13u) & 0x3FFu); }
+  if (a >= 0x477FF000u) { return sign | 0x7C00u; }
+  if (a >= 0x38800000u) {
+    let r = a - 0x38000000u;
+    return sign | ((r + 0xFFFu + ((r >> 13u) & 1u)) >> 13u);
+  }
+  let e = a >> 23u;
+  if (e < 102u) { return sign; }
+  let m = (a & 0x7FFFFFu) | 0x800000u;
+  let shift = 126u - e;
+  let half = 1u << (shift - 1u);
+  let rem = m & ((1u << shift) - 1u);
+  let k = m >> shift;
+  return sign | (k + select(0u, 1u, rem > half || (rem == half && (k & 1u) == 1u)));
+}
+fn ts_f16_value(h: u32) -> f32 {
+  let sign = (h & 0x8000u) << 16u;
+  let e = (h >> 10u) & 0x1Fu;
+  let m = h & 0x3FFu;
+  if (e == 0x1Fu) { return bitcast<f32>(sign | 0x7F800000u | (m << 13u)); }
+  if (e == 0u) { let x = f32(m) * 5.9604644775390625e-8; return select(x, -x, sign != 0u); }
+  return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));
+}
+fn ts_f16_texel(v: vec4<f32>) -> vec4<f32> {
+  return vec4<f32>(ts_f16_value(ts_f16_bits(v.x)), ts_f16_value(ts_f16_bits(v.y)), ts_f16_value(ts_f16_bits(v.z)), ts_f16_value(ts_f16_bits(v.w)));
+}
 )";
 
 // Replaces every "@" in a template: "@N" the accessor prefix, "@V" the resource, "@B" the binding,
