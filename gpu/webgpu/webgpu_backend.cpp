@@ -254,6 +254,7 @@ void WebGpuBackend::start() {
   // An output's binding runs on through its trailing guard, and its buffer holds a guard each side.
   const uint64_t binding = lim.at("maxStorageBufferBindingSize"), buffer = lim.at("maxBufferSize");
   limits_.max_buffer_bytes = std::min(binding, buffer - kGuardBytes) - kGuardBytes;
+  max_buffer_size_ = buffer;
   limits_.f16 = has("shader-f16");
   limits_.bf16 = true;  // 32-bit words and rgba16uint images, converted in the accessors
   limits_.max_image_3d = lim.at("maxTextureDimension3D");
@@ -319,6 +320,15 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
                                           {"extent", {b.phys.extent[0], b.phys.extent[1], b.phys.extent[2]}},
                                           {"texel", texel}}}});
   }
+
+  // Everything read back shares one staging buffer, where an image's rows are 256 bytes apart: a
+  // narrow image can need many times its own size there.
+  uint64_t staging = 0;
+  for (const HostBuffer& b : buffers)
+    if (b.read_back || b.snapshot) staging += result_size(b) * (b.snapshot ? 2 : 1);
+  if (staging > max_buffer_size_)
+    throw Unsupported(cat("webgpu: reading this case back needs a ", staging, "-byte staging buffer (image rows are ",
+                          "256-byte aligned), over the device's maxBufferSize (", max_buffer_size_, ")"));
 
   std::map<std::string, size_t> shader_index;  // by WGSL text and workgroup size
   std::map<std::vector<uint32_t>, size_t> metas;  // ts_meta contents -> buffer index

@@ -68,6 +68,7 @@ class WebGpuBackend : public GpuBackend {
   std::unique_ptr<webgpu::WorkerProcess> worker_;
   DeviceInfo info_;
   DeviceLimits limits_;
+  uint64_t max_buffer_size_ = 0;  // maxBufferSize
   std::map<std::string, std::string> kernel_overrides_;
   std::map<std::string, std::vector<webgpu::TensorDecl>> decls_;  // by kernel source text
   std::map<std::string, Program> programs_;
