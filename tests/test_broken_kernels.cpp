@@ -162,7 +162,7 @@ struct PrecisionBug {
 // Drops the low 4 of float32's 23 stored mantissa bits of a value (truncation toward zero).
 const char* kLose4Glsl = "  v = uintBitsToFloat(floatBitsToUint(v) & 0xFFFFFFF0u);";
 std::string lose4_wgsl(const std::string& a) {
-  return cat(a, " = bitcast<f32>(bitcast<u32>(", a, ") & 0xFFFFFFF0u);");
+  return cat(a, " = bitcast<vec4<f32>>(bitcast<vec4<u32>>(", a, ") & vec4<u32>(0xFFFFFFF0u));");
 }
 // Rounds a float32 value to float16's 11 significant bits, ties to even, in integer arithmetic:
 // lavapipe folds a float round trip such as unpackHalf2x16(packHalf2x16(x)) back to x (the specs
@@ -179,11 +179,10 @@ const std::vector<PrecisionBug>& precision_bugs() {
       // GLSL: the output texel loses the bits just before its store.
       {"rope_half_loses_4_bits", "rope_half", "rope_half", {DType::f32},
        {{"out_store(t, v);", kLose4Glsl, false}},
-       {{"out_[i] =", "  " + lose4_wgsl("out_[i]")}}},
+       {{"out_store(t, v);", "  " + lose4_wgsl("v"), false}}},
       {"rope_llama_loses_4_bits", "rope_llama", "rope_llama", {DType::f32},
        {{"if (is_q) xq_out_store(t, v);", kLose4Glsl, false}},
-       {{"xq_out[2u * p + 1u] =", "    " + lose4_wgsl("xq_out[2u * p]") + " " + lose4_wgsl("xq_out[2u * p + 1u]")},
-        {"xk_out[2u * p + 1u] =", "    " + lose4_wgsl("xk_out[2u * p]") + " " + lose4_wgsl("xk_out[2u * p + 1u]")}}},
+       {{"xq_out_store(id, v);", "    " + lose4_wgsl("v"), false}, {"xk_out_store(t, v);", "    " + lose4_wgsl("v"), false}}},
       // Every score the softmax reads is float16-precise, as if QK computed or stored it in float16
       // (naive and tiled alike); MASKED scores are left alone.
       {"sdpa_scores_in_float16", "sdpa", "sdpa_softmax", {DType::f32, DType::f16},
