@@ -97,7 +97,11 @@ void check_case(const OpDef& op, const Case& c) {
     if (v.dflt.empty() && !c.has(v.name))
       throw UsageError(cat(op.name, ": required variable '", v.name, "' is missing (", v.help, ")"));
 
-  Storage st = Storage::parse(c.storage);
+  check_storage(op, c.storage);
+}
+
+void check_storage(const OpDef& op, std::string_view storage) {
+  Storage st = Storage::parse(storage);
   const std::vector<std::string> tensors = tensors_of(op);
   for (auto& [tensor, layout] : st.overrides)
     if (std::find(tensors.begin(), tensors.end(), tensor) == tensors.end())

@@ -2,6 +2,7 @@
 // Strict case ids: a case is checked against its operator's declaration before anything is built.
 // Everything here throws UsageError (exit 2) naming the offending part and what is allowed.
 #include <cstdint>
+#include <string_view>
 
 #include "core/op.h"
 
@@ -11,6 +12,10 @@ namespace ts {
 // dtype name) and holds a value of its kind in range, every required variable is present, and the
 // storage part names only the operator's tensors with layouts declared for them.
 void check_case(const OpDef& op, const Case& c);
+
+// The storage part alone: it parses, its overrides name tensors of `op`, and every tensor takes a
+// layout `op` declares for it (OpDef::layouts). Also for goldens, which may carry no case id.
+void check_storage(const OpDef& op, std::string_view storage);
 
 // The most bytes one case may hold in tensors: its inputs, the reference's float64 outputs and
 // the backends' scratch. 2 GiB admits the rope_matrix seed shape (x [1,24,28800,128]: 0.35 GB in

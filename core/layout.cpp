@@ -25,6 +25,13 @@ const std::string& Storage::of(const std::string& tensor) const {
   return it == overrides.end() ? fallback : it->second;
 }
 
+std::string Storage::text() const {
+  std::string t = fallback;
+  for (auto& [tensor, layout] : overrides)  // a std::map: name order
+    if (layout != fallback) t += ";" + tensor + "=" + layout;
+  return t;
+}
+
 Storage Storage::parse(std::string_view text) {
   auto known = [&](std::string_view name) {
     if (!is_layout(name)) {

@@ -25,6 +25,9 @@ struct Storage {
 
   const std::string& of(const std::string& tensor) const;
   static Storage parse(std::string_view text);    // throws UsageError naming the bad part
+  // The canonical text: the default, then `;tensor=layout` in name order for each tensor whose
+  // layout differs from it (what the generators write; parse reads it back unchanged).
+  std::string text() const;
 };
 
 // The physical forms (SPEC "Layouts"). Every layout groups a tensor's elements into *texels* of 4

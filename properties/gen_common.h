@@ -1,21 +1,33 @@
 #pragma once
-// Shared pieces of the operator generators: the seed and the shape classes that break kernels.
+// Shared pieces of the operator generators: the seed, the shape classes that break kernels, and
+// the storage part of a case id (a layout per tensor, drawn from the operator's declaration).
 #include <rapidcheck.h>
 
+#include <functional>
+#include <string>
+
 #include "core/case.h"
+#include "core/op.h"
 
 namespace ts::gen {
 
 // The data seed is a generated value like any other field, so it shrinks (towards 0) with the case.
 inline uint64_t seed() { return *rc::gen::inRange<uint64_t>(0, uint64_t(1) << 31); }
 
-// Sequence length: decode (S = 1) half the time, else a short prefill.
-inline int64_t seq_len() { return *rc::gen::weightedOneOf<int64_t>({{1, rc::gen::just<int64_t>(1)}, {1, rc::gen::inRange<int64_t>(1, 33)}}); }
+// Sequence length: decode (S = 1) two times in five, else a short prefill, often 2, 3 or 5 (S is
+// the packed dimension of a channels-packed [B,S,H,D] tensor, and the height of a [S,D] table).
+inline int64_t seq_len() {
+  return *rc::gen::weightedOneOf<int64_t>({{2, rc::gen::just<int64_t>(1)},
+                                            {1, rc::gen::element<int64_t>(2, 3, 5)},
+                                            {2, rc::gen::inRange<int64_t>(1, 33)}});
+}
 
-// Head dim: even, 2..128, often ragged (D % 4 == 2), sometimes a full power of two.
+// Head dim: even, 2..128, often ragged (D % 4 == 2), sometimes a full power of two, sometimes one
+// whose half (the width of a D/2-wide table) is 1, 2, 3 or 5.
 inline int64_t head_dim() {
-  return *rc::gen::weightedOneOf<int64_t>({{3, rc::gen::map(rc::gen::inRange<int64_t>(1, 33), [](int64_t h) { return 2 * h; })},
-                                            {1, rc::gen::element<int64_t>(64, 128)}});
+  return *rc::gen::weightedOneOf<int64_t>({{6, rc::gen::map(rc::gen::inRange<int64_t>(1, 33), [](int64_t h) { return 2 * h; })},
+                                            {1, rc::gen::element<int64_t>(2, 4, 6, 10)},
+                                            {2, rc::gen::element<int64_t>(64, 128)}});
 }
 
 // First position: small or thousands (large angles); 0 only one time in twenty, because row 0 of a
@@ -34,5 +46,27 @@ inline void tables(Case& c) {
 
 // A dtype other than `t`, for mixed-dtype invalid cases.
 inline std::string other_dtype(DType t) { return t == DType::f32 ? "float16" : "float32"; }
+
+// A small dimension that packed layouts get wrong when it lies along the packed dimension: 1, 2, 3
+// and 5 (a texel with padding lanes, or one full texel and a ragged one), often; else [lo, hi].
+inline int64_t packed_dim(int64_t lo, int64_t hi) {
+  return *rc::gen::weightedOneOf<int64_t>({{1, rc::gen::element<int64_t>(1, 2, 3, 5)}, {2, rc::gen::inRange<int64_t>(lo, hi + 1)}});
+}
+
+// The largest texture extent a drawn case asks for: WebGPU's default maxTextureDimension3D (Vulkan
+// devices allow at least as much), so generated texture cases run rather than end UNSUPPORTED.
+constexpr int64_t kMaxTextureExtent = 2048;
+
+// Whether a tensor of shape `s` in `layout` stays within kMaxTextureExtent (always, for buffers).
+bool texture_fits(const Shape& s, DType t, const std::string& layout);
+
+// The storage part of a case id for `op`, in canonical form (Storage::text: the default layout,
+// then `;tensor=layout` for each tensor stored otherwise, in name order). Every tensor takes a layout its OpDef::layouts declares; `fits(tensor, layout)`, when
+// given, can refuse a texture for a tensor too large for one (the tensor then takes another).
+// Mixed layouts are common, not rare: a third of the cases keep every tensor a buffer, a third
+// give every tensor one texture layout (tensors that cannot take it are overridden), and a third
+// take a default and then override one to three tensors.
+using Fits = std::function<bool(const std::string& tensor, const std::string& layout)>;
+std::string storage(const OpDef& op, const Fits& fits = {});
 
 }  // namespace ts::gen

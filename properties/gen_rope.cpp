@@ -1,5 +1,6 @@
 // Generators of the RoPE family: valid cases across the shape classes that break kernels, and
-// invalid cases that break exactly one contract rule each (the rule is itself generated).
+// invalid cases that break exactly one contract rule each (the rule is itself generated). Every
+// case draws a layout per tensor (gen::storage), mixed layouts as often as uniform ones.
 #include "properties/gen_common.h"
 #include "reference/ops.h"
 
@@ -15,6 +16,7 @@ rc::Gen<Case> gen_rope_llama(DType t, bool valid) {
     c.set("D", D);
     if (int64_t pos = gen::position()) c.set("pos", pos);
     gen::tables(c);
+    c.storage = gen::storage(rope_llama_op());
     if (!valid) {
       switch (*rc::gen::inRange(0, 7)) {
         case 0: c.set("D", D + 1); break;  // freqs follow D/2: only head_dim_even breaks
@@ -35,10 +37,15 @@ rc::Gen<Case> gen_rope_cis(DType t, bool valid) {
   return rc::gen::exec([t, valid] {
     Case c{"rope_cis", {}, t, "buffer", 0};
     int64_t C = gen::head_dim();
-    c.set("B", *rc::gen::inRange<int64_t>(1, 4)).set("N", *rc::gen::inRange<int64_t>(1, 65)).set("C", C);
-    c.set("fshape", *rc::gen::element<std::string>("n_c2_2", "1_n_c2_2", "nc2_2"));
+    const int64_t N = gen::packed_dim(1, 64);
+    const std::string fshape = *rc::gen::element<std::string>("n_c2_2", "1_n_c2_2", "nc2_2");
+    c.set("B", *rc::gen::inRange<int64_t>(1, 4)).set("N", N).set("C", C).set("fshape", fshape);
     if (int64_t pos = gen::position()) c.set("pos", pos);
     gen::tables(c);
+    // The flat table [N*C/2, 2] is N*C/2 texels high or deep in texture3d_w and texture3d_c.
+    c.storage = gen::storage(rope_cis_op(), [&](const std::string& tensor, const std::string& layout) {
+      return tensor != "freqs_cis" || fshape != "nc2_2" || gen::texture_fits({N * C / 2, 2}, t, layout);
+    });
     if (!valid) {
       switch (*rc::gen::inRange(0, 4)) {
         case 0:  // C odd with an N*C-element pair table: only channels_even breaks
@@ -62,6 +69,7 @@ rc::Gen<Case> gen_rope_half(DType t, bool valid) {
     c.set("D", D);
     if (int64_t pos = gen::position()) c.set("pos", pos);
     gen::tables(c);
+    c.storage = gen::storage(rope_half_op());
     if (!valid) {
       switch (*rc::gen::inRange(0, 3)) {
         case 0: c.set("D", D + 1); break;
@@ -87,6 +95,7 @@ rc::Gen<Case> gen_rope_matrix(DType t, bool valid) {
     }
     if (mode == "dense" && *rc::gen::arbitrary<bool>()) c.set("D", D - 1);  // dense m allows odd D
     if (int64_t pos = gen::position()) c.set("pos", pos);
+    c.storage = gen::storage(rope_matrix_op());
     if (!valid) {
       int64_t d = c.get("D");
       switch (*rc::gen::inRange(0, 3)) {

@@ -26,6 +26,7 @@ rc::Gen<Case> gen_sdpa(DType t, bool valid) {
     if (*rc::gen::inRange(0, 4) == 0) c.set("Cmax", pos + S + *rc::gen::inRange<int64_t>(0, 9));  // 0: a full cache
     if (*rc::gen::inRange(0, 4) == 0) c.set("scale_milli", *rc::gen::inRange<int64_t>(50, 2000));
     if (*rc::gen::inRange(0, 6) == 0) c.set("logit_scale", *rc::gen::inRange<int64_t>(100, 400));
+    c.storage = gen::storage(sdpa_op());  // q, k, v in any float layout, out buffer or texture3d_w
     if (!valid) {
       const int64_t Cmax = c.get("Cmax", pos + S + 4);
       auto more = [] { return *rc::gen::inRange<int64_t>(1, 4); };

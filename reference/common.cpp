@@ -38,7 +38,7 @@ Tolerance derived_tolerance(DType t, Tensors bounds) {
   Tolerance tol;
   tol.atol = 0x1p-100;
   if (t == DType::f16) tol.atol += 0x1p-24, tol.rtol = 0x1p-10;
-  if (t == DType::bf16) tol.atol += 0x1p-133, tol.rtol = 0x1p-7;
+  if (t == DType::bf16) tol.atol += 0x1p-133, tol.rtol = 0x1p-8;  // round to nearest even: half an ulp (common.h)
   const double grow = (1 + tol.rtol) * (1 + 0x1p-20);
   for (auto& [name, b] : bounds) {
     if (b.dtype != DType::f64) throw std::invalid_argument(cat("bound of ", name, " must be float64, is ", b.describe()));

@@ -37,14 +37,23 @@ constexpr double kUnitF32 = 0x1p-23;
 double gamma_f32(double n);
 
 // The tolerance of a case whose outputs' float32 arithmetic errs, element by element, by at most
-// `bounds` (output name -> float64 tensor of that output's shape), for outputs stored as `t`:
-//  - the store to float16 / bfloat16 rounds up or down (Vulkan leaves OpFConvert's rounding mode to
-//    the implementation): less than one ulp, 2^-10 / 2^-7 of the value. Relative to the computed
-//    value, not the reference, so the bound grows by that factor too; rtol is the ulp.
-//  - atol: the stored dtype's subnormal spacing (float16 2^-24, bfloat16 2^-133), plus 2^-100 for
-//    float32 subnormals that a device may flush to zero anywhere in the arithmetic (each below
-//    2^-126). float16 subnormals, loaded or stored, are taken to be kept (lavapipe keeps them): a
-//    device that flushed them would fail elements near or below 2^-14.
+// `bounds` (output name -> float64 tensor of that output's shape), for outputs stored as `t`. Inputs
+// are generated (or read from a golden) in the case dtype, so they widen to float32 exactly and the
+// bounds cover all of the arithmetic; what is left is the final store:
+//  - float16: the store rounds up or down (Vulkan leaves OpFConvert's rounding mode to the
+//    implementation, WGSL its f32 -> f16 conversion likewise): less than one ulp, 2^-10 of the
+//    value (11 significant bits).
+//  - bfloat16: no shading language converts to it; the one shared accessor conversion
+//    (gpu/ACCESSORS.md) rounds the float32 bits to nearest, ties to even, in integer arithmetic, so
+//    the rounding is the same on every device and in every float rounding mode: at most half an
+//    ulp, the unit roundoff 2^-8 of the value (8 significant bits).
+//    Both are relative to the computed value, not the reference, so the bound grows by that factor
+//    too; rtol is the store's relative error.
+//  - atol: the stored dtype's subnormal spacing (float16 2^-24; bfloat16 2^-133, the spacing of the
+//    float32 subnormals it keeps the top 16 bits of), plus 2^-100 for float32 subnormals that a
+//    device may flush to zero anywhere in the arithmetic (each below 2^-126; a flushed bfloat16
+//    input is one of them). float16 subnormals, loaded or stored, are taken to be kept (lavapipe
+//    keeps them): a device that flushed them would fail elements near or below 2^-14.
 //  - the float64 reference rounds too, by a few units of 2^-53 over the same terms: under 2^-20 of
 //    any gamma_n bound, so the bounds grow by that factor.
 Tolerance derived_tolerance(DType t, Tensors bounds);
@@ -64,6 +73,12 @@ std::map<std::string, std::vector<std::string>> float_layouts(const std::vector<
 uint64_t out_texels(const Problem& p, const std::string& name, const Shape& s);
 
 bool random_tables(const Case& c);
+
+// An edge case in another storage (core/layout.h): in_storage(mk(...), "texture3d_c;cos=buffer").
+inline Case in_storage(Case c, std::string storage) {
+  c.storage = std::move(storage);
+  return c;
+}
 
 // Rank / dtype rules stated identically by every operator.
 void require_rank(Contract& c, const Problem& p, const std::string& name, size_t rank);

@@ -1,6 +1,51 @@
 #include "reference/coverage.h"
 
+#include <algorithm>
+#include <set>
+
 namespace ts {
+namespace {
+
+const char* const kRagged = "ragged last texel";
+const char* const kMixed = "mixed layouts";
+
+// The size of a texture's packed dimension.
+int64_t packed_size(const Physical& p) {
+  switch (p.layout) {
+    case Layout::texture3d_w: return p.dims.w;
+    case Layout::texture3d_h: return p.dims.h;
+    case Layout::texture3d_c: return p.dims.c;
+    default: return 0;
+  }
+}
+
+// Storage classes of a valid case: each layout its tensors take, whether they take more than one,
+// and for textures the packed-dimension sizes that break packing (1, 2, 3 and 5: padding lanes in
+// the only texel, or a full texel and a ragged one) and a ragged last texel of any size.
+void storage_classes(const Expected& e, std::vector<std::string>& out) {
+  std::map<std::string, std::pair<Shape, DType>> tensors;
+  for (auto& [name, t] : e.problem.inputs) tensors[name] = {t.shape, t.dtype};
+  for (auto& b : e.op->buffers(e.problem))
+    if (b.role == BufferSpec::Role::output) tensors[b.name] = {b.shape, b.dtype};
+  std::set<std::string> layouts, packed;
+  for (auto& [name, sd] : tensors) {
+    const Layout l = e.problem.layout(name);
+    layouts.insert(layout_name(l));
+    if (!is_texture(l)) continue;
+    const int64_t n = packed_size(physical(sd.first, sd.second, l));
+    if (n % 4 != 0) packed.insert(kRagged);
+    if (n == 1 || n == 2 || n == 3 || n == 5) packed.insert(cat("packed dim=", n));
+  }
+  for (auto& l : layouts) out.push_back("layout " + l);
+  if (layouts.size() > 1) out.push_back(kMixed);
+  out.insert(out.end(), packed.begin(), packed.end());
+}
+
+}  // namespace
+
+bool is_storage_class(const std::string& cls) {
+  return cls.rfind("layout ", 0) == 0 || cls.rfind("packed dim=", 0) == 0 || cls == kMixed || cls == kRagged;
+}
 
 std::vector<std::string> case_classes(const Expected& e) {
   std::vector<std::string> out;
@@ -42,6 +87,7 @@ std::vector<std::string> case_classes(const Expected& e) {
     if (S > 1 && pos > 0) out.push_back("chunked prefill (S>1, pos>0)");
     if (has("logit_scale")) out.push_back("large logits");
   }
+  storage_classes(e, out);
   return out;
 }
 
@@ -53,6 +99,19 @@ std::vector<std::string> expected_classes(const OpDef& op) {
   if (op.name == "sdpa")
     for (const char* cls : {"impl=naive", "impl=tiled", "ctx%4!=0", "chunked prefill (S>1, pos>0)", "large logits"})
       out.push_back(cls);
+  // Every layout some tensor declares (a tensor not listed is a buffer), mixed layouts when there
+  // is a choice, and the packed-dimension classes when there is a texture.
+  std::set<std::string> layouts;
+  for (const auto* names : {&op.inputs, &op.outputs})
+    for (auto& t : *names) {
+      auto it = op.layouts.find(t);
+      if (it == op.layouts.end()) layouts.insert("buffer");
+      else layouts.insert(it->second.begin(), it->second.end());
+    }
+  for (auto& l : layouts) out.push_back("layout " + l);
+  if (layouts.size() > 1) out.push_back(kMixed);
+  if (std::any_of(layouts.begin(), layouts.end(), [](auto& l) { return is_texture(layout_from_name(l)); }))
+    for (const char* cls : {kRagged, "packed dim=1", "packed dim=2", "packed dim=3", "packed dim=5"}) out.push_back(cls);
   return out;
 }
 

@@ -11,6 +11,11 @@ namespace ts {
 
 std::vector<std::string> case_classes(const Expected& e);
 
+// Whether a class describes the case's storage (a layout, mixed layouts, a texture's packed
+// dimension) rather than its values: the golden set, which holds logical tensors, is not chosen by
+// these (`golden verify --layout` runs goldens through any storage).
+bool is_storage_class(const std::string& cls);
+
 // The classes an operator's sweep is expected to reach: every rule and the generic shape classes
 // its vars allow; reported as 0 when missed.
 std::vector<std::string> expected_classes(const OpDef& op);

@@ -115,11 +115,17 @@ std::vector<Case> edge_cases(DType t) {
       mk(1, 13, 22, "n_c2_2", 5000),
       mk(5, 1, 30, "1_n_c2_2"),
       mk(3, 5, 14, "nc2_2", 2).set("tables", "random"),  // arbitrary (cos, sin) pairs
+      // Layouts: x is [B,N,C] = [C,H,W] of the texel model, freqs_cis [N,C/2,2] packs N as channels.
+      in_storage(mk(3, 5, 6, "n_c2_2", 3), "texture3d_c"),
+      in_storage(mk(2, 5, 10, "1_n_c2_2", 11), "texture3d_h"),
+      in_storage(mk(1, 3, 14, "nc2_2", 1), "texture3d_w;out=texture3d_c"),
+      in_storage(mk(2, 2, 2, "n_c2_2", 40), "buffer;freqs_cis=texture3d_w;x=texture3d_h"),
       // Invalid.
       mk(1, 4, 7, "nc2_2"),  // C odd, freqs_cis still N*C elements of pairs
       mk(1, 4, 8).set("Nf", 3),
       mk(1, 4, 8, "n_c"),
       mk(1, 4, 8).set("freqs_cis_dtype", t == DType::f16 ? "float32" : "float16"),
+      in_storage(mk(1, 4, 8).set("Nf", 3), "texture3d_h"),
   };
   return v;
 }

@@ -105,11 +105,18 @@ std::vector<Case> edge_cases(DType t) {
       mk(1, 1, 1, 256, 100000),
       // Arbitrary tables: the two halves of a row differ, so reading the wrong half shows.
       mk(2, 3, 6, 10, 3).set("tables", "random"),
+      // Layouts: x is [B,H,S,D] = [N,C,H,W]: 5 heads channels-packed, S = 5 height-packed, D = 2 and
+      // ragged widths, and tables, input and output in different layouts.
+      in_storage(mk(1, 5, 3, 6, 2), "texture3d_c"),
+      in_storage(mk(2, 3, 5, 10, 9), "texture3d_h;cos=buffer;out=texture3d_w"),
+      in_storage(mk(1, 2, 7, 2, 1), "texture3d_w;x=texture3d_h"),
+      in_storage(mk(2, 2, 3, 14, 5).set("tables", "random"), "buffer;out=texture3d_c;sin=texture3d_w"),
       // Invalid.
       mk(1, 2, 3, 5),
       mk(1, 2, 3, 8).set("Sc", 4),
       mk(1, 2, 3, 8).set("Dc", 4),
       mk(1, 2, 3, 8).set("sin_dtype", t == DType::f16 ? "float32" : "float16"),
+      in_storage(mk(1, 2, 3, 8).set("Sc", 4), "texture3d_w"),
   };
   return v;
 }

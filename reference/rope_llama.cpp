@@ -143,6 +143,14 @@ std::vector<Case> edge_cases(DType t) {
       mk(1, 1, 1, 1, 2, 100000),  // one pair, huge position
       mk(1, 64, 8, 2, 128, 8192), // prefill chunk at a large offset
       mk(2, 5, 12, 4, 14, 9).set("tables", "random"),  // arbitrary tables: each pair reads its own (s, i)
+      // Layouts: xq is [B,S,H,D] = [N,C,H,W]. S = 5 channels-packed (a full texel and a ragged one),
+      // 5 heads height-packed, a ragged width, and inputs and outputs in different layouts.
+      in_storage(mk(1, 5, 3, 3, 6, 2), "texture3d_c"),
+      in_storage(mk(2, 3, 5, 5, 2, 9), "texture3d_h"),
+      in_storage(mk(1, 2, 8, 2, 10, 4), "texture3d_w"),
+      in_storage(mk(2, 3, 4, 2, 14, 7), "texture3d_c;freqs_cos=buffer;xk_out=texture3d_w"),
+      in_storage(mk(1, 7, 6, 3, 22, 30).set("tables", "random"),
+                 "buffer;freqs_sin=texture3d_h;xq=texture3d_w;xq_out=texture3d_c"),
   };
   // Invalid: each rule broken on its own.
   v.push_back(mk(1, 2, 2, 2, 7).set("Df", 3));  // D odd (freqs made consistent: only head_dim_even fires)
@@ -153,6 +161,7 @@ std::vector<Case> edge_cases(DType t) {
   v.push_back(mk(1, 3, 2, 2, 8).set("Sf", 4));
   v.push_back(mk(1, 3, 2, 2, 8).set("Df", 8));
   v.push_back(mk(1, 3, 2, 2, 8).set("xk_dtype", t == DType::f16 ? "float32" : "float16"));
+  v.push_back(in_storage(mk(1, 3, 2, 2, 8).set("Sk", 2), "texture3d_c"));  // rejected before any image exists
   return v;
 }
 

@@ -180,11 +180,17 @@ std::vector<Case> edge_cases(DType t) {
       mk(1, 3, 7, 17, "dense"),               // a plain matmul, odd D
       mk(1, 2, 33, 128, "dense"),             // the longest reduction of the set
       mk(1, 1, 4, 24, "interleave", "8:8:8"),
+      // Layouts: x is [B,H,S,D] = [N,C,H,W], m [D,D] packs D as width or height.
+      in_storage(mk(1, 3, 5, 6, "interleave"), "texture3d_c"),
+      in_storage(mk(1, 2, 3, 10, "half"), "texture3d_h;m=texture3d_w;out=buffer"),
+      in_storage(mk(2, 1, 2, 5, "dense"), "texture3d_w;sin=texture3d_c"),
+      in_storage(mk(1, 2, 5, 12, "half", "4:4:4"), "buffer;cos=texture3d_h;m=texture3d_c;x=texture3d_w"),
       // Invalid.
       mk(1, 2, 3, 8, "half").set("Dm", 6),
       mk(1, 2, 3, 8, "half").set("Sc", 2),
       mk(1, 2, 3, 8, "half").set("Dc", 6),
       mk(1, 2, 3, 8, "half").set("m_dtype", t == DType::f16 ? "float32" : "float16"),
+      in_storage(mk(1, 2, 3, 8, "half").set("Dm", 6), "texture3d_c"),
   };
   return v;
 }

@@ -192,7 +192,8 @@ std::vector<Dispatch> plan(const Problem& p) {
   return v;
 }
 
-// Both dtypes compute in float32 (u = kUnitF32) from the case's inputs; float16 only in storage. Per
+// Every dtype computes in float32 (u = kUnitF32) from the case's inputs; float16 and bfloat16 are
+// storage only (they widen exactly), and the scores scratch is float32 for all of them. Per
 // output element (s, h, d): the query sees keys c < n = pos + s + 1 of its kv head; the kernels
 // compute all ctx = pos + S scores of the row and MASK those past n. Exact: x_c = scale q.k_c,
 // m = max x_c, p_c = exp(x_c - m) / sum, out_d = sum_c p_c v_cd. Worst-case (deterministic) bounds,
@@ -216,7 +217,7 @@ std::vector<Dispatch> plan(const Problem& p) {
 // (the first grows without limit once huge logits make the score errors reach units).
 // exp(MASKED - max) is within (3 + 2e30) ulp of 0 by the letter of the specs, below 2^-48 (every
 // device returns 0): masked weights add (ctx - n) 2^-46 max_c |v_cd|.
-// The float16 store and the reference's own rounding are added by derived_tolerance.
+// The float16 / bfloat16 store and the reference's own rounding are added by derived_tolerance.
 Tolerance tolerance(const Problem& p) {
   const double u = kUnitF32;
   const Tensor& qt = p.inputs.at("q");
@@ -300,6 +301,11 @@ std::vector<Case> edge_cases(DType t) {
       // Scaled scores beyond 80: exp() of a raw float32 score overflows; a stable softmax does not.
       mk(4, 2, 1, 8, 12, "tiled").set("logit_scale", 300),
       mk(4, 2, 1, 8, 12, "naive").set("logit_scale", 300),
+      // Layouts: q/out are [1,S,Hq,D] = [C,H,W] of the texel model; the caches stay buffers.
+      in_storage(mk(5, 4, 2, 8, 3, "naive"), "texture3d_w;k_cache=buffer;v_cache=buffer"),
+      in_storage(mk(3, 6, 3, 12, 1, "tiled"), "buffer;k=texture3d_c;q=texture3d_h;v=texture3d_h"),
+      in_storage(mk(5, 5, 5, 4, 0, "naive"), "texture3d_c;k_cache=buffer;out=texture3d_w;v_cache=buffer"),
+      in_storage(mk(2, 3, 1, 16, 6, "tiled"), "buffer;out=texture3d_w;q=texture3d_c"),
   };
   // Invalid: each rule broken on its own.
   v.push_back(mk(1, 2, 2, 4, 3, "tiled").set("B", 2));
@@ -318,6 +324,7 @@ std::vector<Case> edge_cases(DType t) {
   // Hq*S*ctx = 2^16 * 1 * 2^16: the smallest tensors that can overflow the scores' 32-bit index.
   v.push_back(mk(1, 65536, 1, 4, 65535, "naive").set("Cmax", 65536));
   v.push_back(mk(2, 2, 1, 4, 3, "tiled").set("k_cache_dtype", t == DType::f16 ? "float32" : "float16"));
+  v.push_back(in_storage(mk(2, 2, 2, 4, 3, "tiled").set("Sk", 3), "texture3d_w;k_cache=buffer;v_cache=buffer"));
   return v;
 }
 
@@ -348,7 +355,7 @@ const OpDef& sdpa_op() {
        {"cache_capacity", "input_pos + S <= Cmax"},
        {"scratch_fits_32bit", "Hq*S*ctx scores and every tensor below 2^32 elements (32-bit indexing)"},
        {"dtypes_equal", "every input has the case dtype"}},
-      {DType::f32, DType::f16},
+      {DType::f32, DType::f16, DType::bf16},
       make, validate, reference, buffers, plan, tolerance, edge_cases, gen_sdpa, large_case,
       {int_var("S", 0, kMaxDim, "", "query rows (1: decode)"),
        int_var("Hq", 0, kMaxDim, "", "query heads"),

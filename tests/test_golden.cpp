@@ -331,9 +331,9 @@ TEST(GoldenVerify, ReportsValuesTheReferenceNoLongerGivesAndTensorsThatDoNotFit)
   Golden laid = read_golden(kCommitted + "/rope_half-float32-pass-2.safetensors");
   ASSERT_TRUE(laid.case_id);
   std::string id = *laid.case_id;
-  laid.case_id = id.replace(id.find("/buffer/"), 8, "/texture3d_c/");
+  laid.case_id = id.replace(id.find("/buffer/"), 8, "/int8_4w/");
   write_golden(dir / "laid.safetensors", laid);
-  EXPECT_NE(check_golden(dir / "laid.safetensors").error.find("cannot be stored as texture3d_c"), std::string::npos);
+  EXPECT_NE(check_golden(dir / "laid.safetensors").error.find("cannot be stored as int8_4w"), std::string::npos);
 
   write_file_atomic(dir / "cut.safetensors", valid_bytes().substr(0, 300));
   c = check_golden(dir / "cut.safetensors");

@@ -34,6 +34,7 @@ namespace {
 namespace fs = std::filesystem;
 using golden_test::assemble;
 using golden_test::kCommitted;
+using golden_test::run_cli;
 using golden_test::TempDir;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
@@ -77,17 +78,6 @@ class FifoWatchdog {
   std::atomic<bool> fired_{false};
   std::thread thread_;
 };
-
-// The touchstone binary's exit status and its stdout+stderr. `timeout` ends a hang as a failure.
-std::pair<int, std::string> run_cli(const std::string& args) {
-  std::string cmd = cat("timeout 300 ", TS_BINARY_DIR, "/touchstone ", args, " 2>&1");
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t n; p && (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  int status = p ? ::pclose(p) : -1;
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 

@@ -85,7 +85,7 @@ exit codes
 // The text of each option, as given; converted once parsing is over.
 struct Raw {
   std::vector<std::string> backend, op, dtype, files;
-  std::string device, timeout_ms, cases, seed, shard, junit, dir, out, id;
+  std::string device, timeout_ms, cases, seed, shard, junit, dir, out, id, layout;
   bool validation = false, quiet = false, reference_only = false;
 };
 
@@ -218,6 +218,10 @@ int run_cli(int argc, char** argv) {
   verify->add_option("FILES", r.files, "golden files (default: every file of --dir)")->type_name("");
   single(verify, "--dir", r.dir, "DIR", "verify every .safetensors file of DIR (default goldens)");
   flag(verify, "--reference-only", r.reference_only, "the reference alone, no backend");
+  single(verify, "--layout", r.layout, "STORAGE",
+         "run every golden on the backends in this storage (a case id's storage part, e.g. "
+         "texture3d_c;cos=buffer) instead of its own; goldens stay logical. A golden whose operator does "
+         "not declare it for some tensor is skipped with the reason; none left to run is exit 2");
   single(verify, "--junit", r.junit, "FILE", "write JUnit XML; checked before the run starts");
   add_backend_options(verify, r);
   CLI::App* exp = golden->add_subcommand(
@@ -286,6 +290,7 @@ int run_cli(int argc, char** argv) {
     o.junit = r.junit;
     o.out = r.out;
     o.reference_only = r.reference_only;
+    o.layout = r.layout;
     if (sub == verify) o.backends = backend_options(r, verify);
     for (const std::string* out : {&o.junit, &o.out})
       if (!out->empty()) check_output_path(*out);  // before the work, not after it

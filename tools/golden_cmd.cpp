@@ -1,12 +1,15 @@
 // touchstone golden: regenerate, verify, export and inspect golden tensor files.
 #include "tools/golden_cmd.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 
+#include "core/case_rules.h"
+#include "core/layout.h"
 #include "core/registry.h"
 #include "goldens/files.h"
 #include "goldens/regen.h"
@@ -58,11 +61,42 @@ std::vector<std::string> manifest_findings(const std::vector<std::string>& files
   return all;
 }
 
+// --layout: the storage must parse, and each override must name a tensor of some operator (a typo
+// would otherwise go unnoticed). Each golden takes the default and the overrides that name its own
+// tensors (`cos=buffer` is about rope_half's cos, not about sdpa); whether its operator declares
+// the result for every tensor is decided per golden (laid_out_as).
+void check_layout_option(const std::string& layout) {
+  const Storage st = Storage::parse(layout);
+  for (auto& [tensor, _] : st.overrides) {
+    bool known = false;
+    for (const OpDef* op : all_ops())
+      for (const auto* names : {&op->inputs, &op->outputs})
+        known |= std::find(names->begin(), names->end(), tensor) != names->end();
+    if (!known) throw UsageError(cat("--layout '", layout, "': no operator has a tensor named '", tensor, "' (see touchstone list)"));
+  }
+}
+
+// The storage of --layout as it applies to `op`: the overrides of other operators' tensors dropped.
+// Throws UsageError, naming the tensor and what it allows, when `op` does not declare it.
+std::string laid_out_as(const OpDef& op, const std::string& layout) {
+  Storage st = Storage::parse(layout);
+  std::erase_if(st.overrides, [&](auto& kv) {
+    return std::find(op.inputs.begin(), op.inputs.end(), kv.first) == op.inputs.end() &&
+           std::find(op.outputs.begin(), op.outputs.end(), kv.first) == op.outputs.end();
+  });
+  const std::string mine = st.text();
+  check_storage(op, mine);
+  return mine;
+}
+
 int verify(const Options& o, std::vector<std::string> files) {
   std::string dir = o.dir;
   const std::string& junit = o.junit;
   const bool reference_only = o.reference_only;
   if (reference_only && o.backends.given) throw UsageError("--reference-only runs no backend; drop the backend options");
+  // Goldens hold logical tensors and the reference never sees a layout: --layout is for backends.
+  if (reference_only && !o.layout.empty()) throw UsageError("--layout chooses how backends store the tensors; --reference-only runs none");
+  if (!o.layout.empty()) check_layout_option(o.layout);
   if (!junit.empty()) check_output_path(junit);
   std::vector<BackendSlot> slots;
   if (!reference_only) slots = open_backends(o.backends);
@@ -81,6 +115,7 @@ int verify(const Options& o, std::vector<std::string> files) {
   // JUnit groups: the reference, then one per backend slot, then the manifest.
   std::vector<std::pair<std::string, std::vector<CaseResult>>> groups = {{"golden/reference", {}}};
   for (auto& s : slots) groups.push_back({"golden/" + s.name, {}});
+  if (!o.layout.empty()) std::printf("\nBackends store every tensor as --layout '%s'\n", o.layout.c_str());
   size_t width = 4;
   for (auto& f : files) width = std::max(width, (dir.empty() ? f : fs::path(f).filename().string()).size());
   std::string head = cat("%-", width, "s");
@@ -91,7 +126,8 @@ int verify(const Options& o, std::vector<std::string> files) {
   std::printf("\n");
 
   bool failed = !findings.empty();
-  std::vector<std::string> details;
+  std::vector<std::string> details, skipped;
+  size_t laid_out = 0;  // goldens the backends ran in --layout
   auto record = [&](size_t group, CaseResult r) {
     if (bad(r.outcome)) {
       failed = true;
@@ -109,6 +145,19 @@ int verify(const Options& o, std::vector<std::string> files) {
     }
     std::printf("  %-7s %-17s", g.golden.reject ? "reject" : "pass", std::string(outcome_name(g.reference.outcome)).c_str());
     record(0, g.reference);
+    if (!o.layout.empty() && !slots.empty()) {
+      // The golden's own case (or the bare one of a foreign file) in the chosen storage, if its
+      // operator declares that storage for every tensor; else it is skipped, saying why.
+      try {
+        g.expected.c.storage = g.expected.problem.storage = laid_out_as(*g.expected.op, o.layout);
+        ++laid_out;
+      } catch (const UsageError& e) {
+        for (size_t k = 0; k < slots.size(); ++k) std::printf(" %-17s", "SKIPPED");
+        std::printf("\n");
+        skipped.push_back(cat(dir.empty() ? f : fs::path(f).filename().string(), ": ", e.what()));
+        continue;
+      }
+    }
     for (size_t k = 0; k < slots.size(); ++k) {
       if (!slots[k].backend) {
         std::printf(" %-17s", "UNAVAILABLE");
@@ -136,13 +185,26 @@ int verify(const Options& o, std::vector<std::string> files) {
     std::printf("\nProblems:\n");
     for (auto& d : details) std::printf("  %s\n", d.c_str());
   }
-  std::printf("\n%zu golden files verified in %.2f s: %s\n", files.size(), since(t0), failed ? "FAILED" : "all good");
+  if (!skipped.empty()) {
+    std::printf("\nNot run on the backends under --layout '%s' (verified by the reference alone):\n", o.layout.c_str());
+    for (auto& s : skipped) std::printf("  %s\n", s.c_str());
+  }
+  std::printf("\n%zu golden files verified in %.2f s%s: %s\n", files.size(), since(t0),
+              skipped.empty() ? "" : cat(", ", skipped.size(), " of them by the reference alone (--layout)").c_str(),
+              failed ? "FAILED" : "all good");
   if (!junit.empty())
-    write_junit(junit, groups, [](const CaseResult& r) {
+    write_junit(junit, groups, [&](const CaseResult& r) {
       if (r.backend == "manifest") return std::string("touchstone golden verify --dir goldens");
       if (r.backend == "reference") return cat("touchstone golden verify '", r.id, "' --reference-only");
-      return cat("touchstone golden verify '", r.id, "' --backend ", r.backend);
+      return cat("touchstone golden verify '", r.id, "' --backend ", r.backend,
+                 o.layout.empty() ? "" : cat(" --layout '", o.layout, "'"));
     });
+  // Asked to run goldens in a storage and none could be: nothing was checked as asked.
+  if (!o.layout.empty() && !slots.empty() && laid_out == 0) {
+    std::fprintf(stderr, "error: no golden's operator declares --layout '%s' for all of its tensors (see above)\n",
+                 o.layout.c_str());
+    return 2;
+  }
   return failed ? 1 : 0;
 }
 

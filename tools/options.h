@@ -43,6 +43,7 @@ struct GoldenOptions {
   std::string sub;                   // regen, verify, export, show
   std::vector<std::string> args;     // verify/show: files; export: the case id
   std::string dir, junit, out;
+  std::string layout;                // verify: the storage to run every golden in ("" = its own)
   bool reference_only = false;
   BackendOptions backends;
 };

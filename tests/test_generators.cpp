@@ -1,0 +1,161 @@
+// The cases the default sweep draws (properties/, tools/sweep.h), checked without a backend: every id
+// is canonical and fits its operator's declaration, storage included; layouts come from
+// OpDef::layouts with mixed layouts common, not rare; drawn textures fit the smallest device limit;
+// the edge cases include texture and mixed-layout cases; and the sweep reaches every coverage class
+// (reference/coverage.h), each layout and the mixed class among them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "core/case_rules.h"
+#include "core/registry.h"
+#include "core/runner.h"
+#include "properties/gen_common.h"
+#include "reference/coverage.h"
+#include "tools/sweep.h"
+
+namespace ts {
+namespace {
+
+constexpr int64_t kDefaultCases = 200;  // touchstone check's default (tools/options.h)
+
+std::vector<std::string> tensors_of(const OpDef& op) {
+  std::vector<std::string> t = op.inputs;
+  for (auto& o : op.outputs)
+    if (std::find(t.begin(), t.end(), o) == t.end()) t.push_back(o);
+  return t;
+}
+
+// The distinct layouts a storage gives the operator's tensors.
+std::set<std::string> layouts_of(const OpDef& op, const std::string& storage) {
+  const Storage s = Storage::parse(storage);
+  std::set<std::string> out;
+  for (auto& t : tensors_of(op)) out.insert(s.of(t));
+  return out;
+}
+
+// The reference side of a case without its outputs: what coverage classes are computed from.
+Expected built(const OpDef& op, const Case& c) {
+  Expected e;
+  e.c = c;
+  e.op = &op;
+  e.problem = op.make(c);
+  e.violation = op.validate(e.problem);
+  return e;
+}
+
+// Every tensor of a valid case that a drawn storage puts in a texture fits the smallest
+// maxImageDimension3D a backend has (WebGPU's default, gen::kMaxTextureExtent), and is not empty.
+// Scratch is not the case's: OpDef::layouts declares inputs and outputs.
+void expect_textures_fit(const Expected& e) {
+  std::map<std::string, std::pair<Shape, DType>> tensors;
+  for (auto& [name, t] : e.problem.inputs) tensors[name] = {t.shape, t.dtype};
+  for (auto& b : e.op->buffers(e.problem))
+    if (b.role == BufferSpec::Role::output) tensors[b.name] = {b.shape, b.dtype};
+  for (auto& [name, sd] : tensors) {
+    const Physical p = physical(sd.first, sd.second, e.problem.layout(name));
+    if (!is_texture(p.layout)) continue;
+    for (int64_t x : p.extent)
+      EXPECT_TRUE(x >= 1 && x <= gen::kMaxTextureExtent)
+          << e.c.id() << ": " << name << " " << shape_str(sd.first) << " as " << layout_name(p.layout) << " has extent " << x;
+  }
+}
+
+TEST(Generators, SweepCasesAreCanonicalDeclaredAndOftenMixed) {
+  for (const OpDef* op : all_ops()) {
+    const std::string large = op->large_case().id();
+    // Whether every tensor may take some one texture layout (sdpa's caches are buffers only).
+    bool uniform_possible = false;
+    for (const std::string& l : {"texture3d_w", "texture3d_h", "texture3d_c"}) {
+      bool all = true;
+      for (auto& t : tensors_of(*op)) {
+        auto it = op->layouts.find(t);
+        all &= it != op->layouts.end() && std::find(it->second.begin(), it->second.end(), l) != it->second.end();
+      }
+      uniform_possible |= all;
+    }
+    for (DType t : op->dtypes) {
+      const Sweep sweep(*op, t, kDefaultCases, 1);
+      int drawn = 0, all_buffer = 0, one_texture = 0, mixed = 0;
+      const int64_t edges = int64_t(op->edge_cases(t).size()) + (t == DType::f32 ? 1 : 0);
+      for (int64_t k = 0; k < sweep.size(); ++k) {
+        const Case c = sweep.at(k);
+        EXPECT_EQ(Case::parse(c.id()).id(), c.id());
+        EXPECT_NO_THROW(check_case(*op, c)) << c.id();
+        EXPECT_EQ(Storage::parse(c.storage).text(), c.storage) << c.id() << ": storage not canonical";
+        if (c.id() == large) continue;
+        const Expected e = built(*op, c);
+        if (!e.violation) expect_textures_fit(e);
+        if (k < edges) continue;
+        ++drawn;
+        const std::set<std::string> ls = layouts_of(*op, c.storage);
+        if (ls.size() > 1) ++mixed;
+        else if (*ls.begin() == "buffer") ++all_buffer;
+        else ++one_texture;
+      }
+      const std::string what = cat(op->name, "/", dtype_name(t), ": ", drawn, " drawn, ", all_buffer, " all buffers, ",
+                                   one_texture, " one texture layout, ", mixed, " mixed");
+      std::printf("[ storage  ] %s\n", what.c_str());
+      EXPECT_GE(mixed * 4, drawn) << what;       // a third drawn mixed, give or take
+      EXPECT_GE(all_buffer * 5, drawn) << what;  // a third all buffers
+      if (uniform_possible) EXPECT_GE(one_texture * 8, drawn) << what;
+    }
+  }
+}
+
+TEST(Generators, EdgeCasesCoverTexturesAndMixedLayouts) {
+  for (const OpDef* op : all_ops())
+    for (DType t : op->dtypes) {
+      int texture = 0, mixed = 0, invalid_texture = 0;
+      for (const Case& c : op->edge_cases(t)) {
+        EXPECT_NO_THROW(check_case(*op, c)) << c.id();
+        EXPECT_EQ(Storage::parse(c.storage).text(), c.storage) << c.id() << ": storage not canonical";
+        const std::set<std::string> ls = layouts_of(*op, c.storage);
+        const bool valid = !op->validate(op->make(c));
+        const bool tex = std::any_of(ls.begin(), ls.end(), [](auto& l) { return l != "buffer"; });
+        texture += valid && tex;
+        mixed += valid && ls.size() > 1;
+        invalid_texture += !valid && tex;
+      }
+      EXPECT_GE(texture, 3) << op->name << " " << dtype_name(t);
+      EXPECT_GE(mixed, 2) << op->name << " " << dtype_name(t);
+      EXPECT_GE(invalid_texture, 1) << op->name << " " << dtype_name(t) << ": a rejection in textures, before any image";
+    }
+}
+
+// Classes the default sweep must reach, as `touchstone check` counts them over every dtype; the
+// large case is left out (it is the sweep's by construction and costs 16M elements).
+TEST(Generators, DefaultSweepReachesEveryCoverageClass) {
+  for (const OpDef* op : all_ops()) {
+    std::map<std::string, int> seen;
+    const std::string large = op->large_case().id();
+    for (DType t : op->dtypes) {
+      const Sweep sweep(*op, t, kDefaultCases, 1);
+      for (int64_t k = 0; k < sweep.size(); ++k) {
+        const Case c = sweep.at(k);
+        if (c.id() == large) continue;
+        for (auto& cls : case_classes(built(*op, c))) ++seen[cls];
+      }
+    }
+    std::string line;
+    for (auto& [cls, n] : seen)
+      if (is_storage_class(cls)) line += cat(line.empty() ? "" : ", ", cls, " ", n);
+    std::printf("[ coverage ] %-12s %s\n", op->name.c_str(), line.c_str());
+    for (auto& cls : expected_classes(*op)) {
+      if (cls == "large (>2^24 elements)") continue;
+      EXPECT_GT(seen[cls], 0) << op->name << ": the default sweep misses class '" << cls << "'";
+    }
+    for (const std::string l : {"layout buffer", "layout texture3d_w", "mixed layouts", "ragged last texel"})
+      EXPECT_GT(seen[l], 0) << op->name << " " << l;
+  }
+}
+
+TEST(Generators, StorageTextIsCanonical) {
+  Storage s = Storage::parse("texture3d_c;xk_out=texture3d_w;freqs_cos=buffer;xq=texture3d_c");
+  EXPECT_EQ(s.text(), "texture3d_c;freqs_cos=buffer;xk_out=texture3d_w");
+  EXPECT_EQ(Storage::parse("buffer").text(), "buffer");
+}
+
+}  // namespace
+}  // namespace ts
