@@ -5,7 +5,7 @@
 // gpu/ACCESSORS.md; `out_` is tensor out, accessors out_*); each storage array binds the tensor of
 // its name; the uniform block `pc` takes the plan's uniforms by member name.
 @group(0) @binding(0) var<storage, read> scores : array<f32>;
-@group(0) @binding(1) var<storage, read> v_cache : array<DTYPE>;
+TS_INPUT(v_cache, 1)
 TS_OUTPUT(out_, 2)
 struct Params { n: u32, S: u32, Hq: u32, Hkv: u32, D4: u32, ctx: u32 }
 @group(0) @binding(3) var<uniform> pc : Params;
@@ -28,7 +28,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let pb = (h * pc.S + s) * pc.ctx;
     var acc = 0.0;
     for (var c = 0u; c < pc.ctx; c++) {
-      acc += scores[pb + c] * f32(v_cache[c * vstride + kvh * D + d]);
+      acc += scores[pb + c] * v_cache_at(c * vstride + kvh * D + d);
     }
     o[j] = acc;
   }

@@ -10,7 +10,7 @@
 // gpu/ACCESSORS.md; `out_` is tensor out, accessors out_*); each storage array binds the tensor of
 // its name; the uniform block `pc` takes the plan's uniforms by member name.
 @group(0) @binding(0) var<storage, read> scores : array<f32>;
-@group(0) @binding(1) var<storage, read> v_cache : array<vec4<DTYPE>>;
+TS_INPUT(v_cache, 1)
 TS_OUTPUT(out_, 2)
 struct Params { n: u32, S: u32, Hq: u32, Hkv: u32, D4: u32, ctx: u32 }
 @group(0) @binding(3) var<uniform> pc : Params;
@@ -37,7 +37,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   for (var c = 0u; c < aligned; c += 4u) {
     var vv: array<vec4<f32>, 4>;
     for (var j = 0u; j < 4u; j++) {
-      vv[j] = vec4<f32>(v_cache[(c + j) * vstride + vb]);
+      vv[j] = v_cache_at4(4u * ((c + j) * vstride + vb));
     }
     for (var i = 0u; i < 4u; i++) {
       let p = vec4<f32>(scores[pb[i] + c], scores[pb[i] + c + 1u], scores[pb[i] + c + 2u], scores[pb[i] + c + 3u]);
@@ -48,7 +48,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
   }
   for (var c = aligned; c < pc.ctx; c++) {
-    let vv = vec4<f32>(v_cache[c * vstride + vb]);
+    let vv = v_cache_at4(4u * (c * vstride + vb));
     for (var i = 0u; i < 4u; i++) {
       acc[i] += scores[pb[i] + c] * vv;
     }

@@ -11,7 +11,7 @@
 // any layout); each storage array binds the tensor of its name; the uniform block `pc` takes the
 // plan's uniforms by member name; SKIP_MASKED_TILES comes from the plan.
 TS_INPUT(q, 0)
-@group(0) @binding(1) var<storage, read> k_cache : array<vec4<DTYPE>>;
+TS_INPUT(k_cache, 1)
 @group(0) @binding(2) var<storage, read_write> scores : array<f32>;
 struct Params { n: u32, S: u32, Hq: u32, Hkv: u32, D4: u32, pos: u32, ctx: u32, scale: f32 }
 @group(0) @binding(3) var<uniform> pc : Params;
@@ -42,7 +42,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   for (var d4 = 0u; d4 < pc.D4 && !skip; d4++) {
     var kv: array<vec4<f32>, 4>;
     for (var j = 0u; j < 4u; j++) {
-      kv[j] = vec4<f32>(k_cache[kb[j] + d4]);
+      kv[j] = k_cache_at4(4u * (kb[j] + d4));
     }
     for (var i = 0u; i < 4u; i++) {
       let qv = q_at4(4u * (qb[i] + d4));
