@@ -8,7 +8,7 @@ PKGS=(build-essential cmake ninja-build pkg-config git
       libvulkan-dev libvulkan-volk-dev glslang-dev glslang-tools spirv-tools
       libspirv-cross-c-shared-dev libeigen3-dev libopenblas-dev librapidcheck-dev libgtest-dev
       nlohmann-json3-dev libssl-dev libcli11-dev vulkan-validationlayers vulkan-tools
-      clang libclang-rt-14-dev python3-numpy)
+      clang libclang-rt-14-dev python3-numpy python3-jsonschema)
 
 missing=()
 # Node.js (for Dawn): Debian's nodejs+npm, unless a node with npm is already on PATH (e.g. NodeSource's

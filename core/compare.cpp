@@ -1,5 +1,6 @@
 #include "core/compare.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -20,6 +21,26 @@ int64_t ordered(uint64_t bits, DType t) {
   return (bits & sign) ? -int64_t(mag) : int64_t(mag);
 }
 
+// The map's geometry for a shape: its last two dimensions, at most kMaxMapSide cells a side.
+ErrorMap map_for(const Shape& s) {
+  ErrorMap m;
+  const int n = int(s.size());
+  m.col_dim = n >= 1 ? n - 1 : -1;
+  m.row_dim = n >= 2 ? n - 2 : -1;
+  auto side = [](int dim, const Shape& s, int64_t* step) {
+    const int64_t len = dim < 0 ? 1 : std::max<int64_t>(s[size_t(dim)], 1);
+    *step = (len + ErrorMap::kMaxMapSide - 1) / ErrorMap::kMaxMapSide;
+    return (len + *step - 1) / *step;
+  };
+  m.rows = side(m.row_dim, s, &m.row_step);
+  m.cols = side(m.col_dim, s, &m.col_step);
+  m.cells.assign(size_t(m.rows * m.cols), 0.0f);
+  return m;
+}
+
+CompareReport compare_pass(const std::string& name, const Tensor& got, const Tensor& ref, Tolerance tol,
+                           bool poisoned, ErrorMap* map);
+
 }  // namespace
 
 std::string index_str(const Shape& s, int64_t flat) {
@@ -33,6 +54,19 @@ std::string index_str(const Shape& s, int64_t flat) {
 
 CompareReport compare(const std::string& name, const Tensor& got, const Tensor& ref, Tolerance tol,
                       bool poisoned) {
+  CompareReport r = compare_pass(name, got, ref, tol, poisoned, nullptr);
+  if (!r.ok() && got.shape == ref.shape && r.count > 0) {
+    ErrorMap map = map_for(got.shape);
+    compare_pass(name, got, ref, std::move(tol), poisoned, &map);
+    r.map = std::move(map);
+  }
+  return r;
+}
+
+namespace {
+
+CompareReport compare_pass(const std::string& name, const Tensor& got, const Tensor& ref, Tolerance tol,
+                           bool poisoned, ErrorMap* map) {
   CompareReport r;
   r.output = name;
   r.tol = tol;
@@ -97,7 +131,14 @@ CompareReport compare(const std::string& name, const Tensor& got, const Tensor& 
         if (w != 0) r.max_rel = std::max(r.max_rel, err / std::fabs(w));
       }
       r.max_abs = std::max(r.max_abs, err);
-      r.worst = std::max(r.worst, allowed > 0 ? err / allowed : (err > 0 ? std::numeric_limits<double>::infinity() : 0));
+      const double ratio = allowed > 0 ? err / allowed : (err > 0 ? std::numeric_limits<double>::infinity() : 0);
+      r.worst = std::max(r.worst, ratio);
+      if (map) {
+        const int64_t col = map->col_dim < 0 ? 0 : i % got.shape[size_t(map->col_dim)];
+        const int64_t row = map->row_dim < 0 ? 0 : i / got.shape[size_t(map->col_dim)] % got.shape[size_t(map->row_dim)];
+        float& cell = map->cells[size_t(row / map->row_step * map->cols + col / map->col_step)];
+        cell = std::max(cell, float(ratio));
+      }
       if (round_bits && !unwritten && std::isfinite(g) && std::isfinite(w)) {
         const int64_t a = ordered(gbits, got.dtype), b = ordered(round_bits(w), got.dtype);
         // In uint64: the distance between two float64s of opposite sign can pass int64's range.
@@ -122,6 +163,8 @@ CompareReport compare(const std::string& name, const Tensor& got, const Tensor& 
   r.nmse = ref2 > 0 ? err2 / ref2 : err2;
   return r;
 }
+
+}  // namespace
 
 Tolerance scaled(const Tolerance& tol, double k) {
   Tolerance t{tol.atol * k, tol.rtol * k, {}};

@@ -10,6 +10,23 @@
 
 namespace ts {
 
+// |error| / allowed over two dimensions of an output, for a reader to see where a kernel goes
+// wrong: the output's last two (one row for a 1-d output, one cell for a scalar), each cell the max
+// over what it covers (every index of the other dimensions, and a run of `step` indices of its own
+// when a dimension is longer than kMaxMapSide). +inf marks NaN, a wrong infinity or an unwritten
+// element. Made only for an output with a mismatch (a second pass), so a passing compare costs
+// nothing more.
+struct ErrorMap {
+  static constexpr int64_t kMaxMapSide = 64;
+  int row_dim = -1, col_dim = -1;      // dimensions of the output shown; -1: none (a single row / column)
+  int64_t row_step = 1, col_step = 1;  // indices of that dimension per cell
+  int64_t rows = 0, cols = 0;
+  std::vector<float> cells;            // rows * cols, row-major
+
+  bool empty() const { return cells.empty(); }
+  float at(int64_t row, int64_t col) const { return cells[size_t(row * cols + col)]; }
+};
+
 struct CompareReport {
   std::string output;
   int64_t count = 0;
@@ -21,6 +38,7 @@ struct CompareReport {
   uint64_t max_ulp = 0;        // distance from the reference rounded to the output dtype
   double worst = 0;            // max |err| / allowed (atol + elem[i] + rtol*|ref|): <= 1 passes
   std::vector<std::vector<int64_t>> bad_per_dim;  // mismatches per index of each dimension
+  ErrorMap map;                // outputs with a mismatch only
   Tolerance tol;
 
   bool ok() const { return mismatches == 0; }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 #include <fstream>
 #include <functional>
 #include <regex>
+#include <sstream>
 
 #include "tools/junit.h"
 
@@ -330,6 +332,153 @@ TEST(Cli, HelpIsGeneratedFromTheDefinitions) {
   EXPECT_NE(r.out.find("1..10,000,000"), std::string::npos) << r.out;
   EXPECT_EQ(touchstone({}).code, 2);
   EXPECT_EQ(touchstone({"help"}).code, 0);
+}
+
+// ---- Selection, known-failure lists and reports (issue 14) ----
+
+TEST(Cli, ListPrintsTheCaseIdsAndRunsNothing) {
+  Exit all = touchstone({"check", "--op", "rope_cis", "--dtype", "float32,float16", "--cases", "7", "--list"},
+                        with(kNoDriver, kNoNode));  // no backend is needed: none is opened
+  ASSERT_EQ(all.code, 0) << all.out;
+  std::vector<std::string> ids;
+  std::istringstream lines(all.out);
+  for (std::string l; std::getline(lines, l);) {
+    EXPECT_EQ(l.rfind("rope_cis/", 0), 0u) << "only ids: " << l;
+    ids.push_back(l);
+  }
+  EXPECT_EQ(ids.size(), 14u);
+  // --shard and --match narrow the list exactly as they narrow the sweep.
+  Exit part = touchstone({"check", "--op", "rope_cis", "--dtype", "float32,float16", "--cases", "7", "--list", "--shard", "1/3"});
+  ASSERT_EQ(part.code, 0) << part.out;
+  std::string want;
+  for (size_t i = 1; i < ids.size(); i += 3) want += ids[i] + "\n";
+  EXPECT_EQ(part.out, want);
+  Exit matched = touchstone({"check", "--op", "rope_cis", "--dtype", "float32,float16", "--cases", "7", "--list", "--match", "/float16/"});
+  ASSERT_EQ(matched.code, 0) << matched.out;
+  want.clear();
+  for (auto& id : ids)
+    if (id.find("/float16/") != std::string::npos) want += id + "\n";
+  EXPECT_EQ(matched.out, want);
+  EXPECT_FALSE(want.empty());
+  Exit r = touchstone({"check", "--op", "rope_cis", "--list", "--json", "/tmp/x.json"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--list runs nothing"), std::string::npos) << r.out;
+}
+
+TEST(Cli, MatchRunsOnlyTheMatchingCasesAndABadRegexIsAUsageError) {
+  const std::string dir = temp_dir("match");
+  Exit r = touchstone({"check", "--op", "rope_half", "--dtype", "float32", "--cases", "30", "--backend", "vulkan", "--quiet",
+                       "--match", "D=(2|6),", "--json", dir + "/r.json"});
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string json = slurp(dir + "/r.json");
+  std::regex id("\"id\":\"([^\"]+)\"");
+  int n = 0;
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), id); it != std::sregex_iterator(); ++it, ++n)
+    EXPECT_TRUE(std::regex_search((*it)[1].str(), std::regex("D=(2|6),"))) << (*it)[1].str();
+  EXPECT_GT(n, 0);
+  EXPECT_LT(n, 30);
+  for (const char* bad : {"D=(2", "[", "*x"}) {
+    Exit e = touchstone(with(kLongSweep, {"--match", bad}));
+    EXPECT_EQ(e.code, 2) << bad << ": " << e.out;
+    EXPECT_NE(e.out.find("--match"), std::string::npos) << e.out;
+    EXPECT_EQ(e.out.find("backend vulkan"), std::string::npos) << "refused before anything opened: " << e.out;
+  }
+}
+
+TEST(Cli, AKnownFailureListWithoutReasonsIsAUsageError) {
+  const std::string dir = temp_dir("xfail");
+  { std::ofstream(dir + "/no_reason.txt") << "# ok\nrope_cis/vulkan/float16   # fine\nsdpa/vulkan/float16\n"; }
+  Exit r = touchstone(with(kLongSweep, {"--xfail", dir + "/no_reason.txt"}));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(dir + "/no_reason.txt:3"), std::string::npos) << "names the file and line: " << r.out;
+  EXPECT_NE(r.out.find("has no reason"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("backend vulkan"), std::string::npos) << "refused before anything opened: " << r.out;
+  r = touchstone(with(kLongSweep, {"--xfail", dir + "/missing.txt"}));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("missing.txt"), std::string::npos) << r.out;
+}
+
+TEST(Cli, HelpDocumentsTheReportAndSelectionOptions) {
+  Exit r = touchstone({"--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* s : {"--json FILE", "--html FILE", "--xfail FILE", "--match REGEX", "--list", "--fail-fast", "merge",
+                        "OUT", "INPUTS", "XPASS", "XFAIL", "touchstone-report/1"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  r = touchstone({"merge", "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("no case twice"), std::string::npos) << r.out;
+  EXPECT_EQ(touchstone({"merge", "out.json"}).code, 2) << "merge needs its inputs";
+}
+
+// A JSON report is a placeholder while the sweep runs and says so; interrupted, it says that, and
+// its cases so far are there.
+TEST(Cli, JsonReportIsNeverStaleAndAnInterruptedOneSaysSo) {
+  const std::string path = temp_dir("jsonsig") + "/report.json";
+  { std::ofstream(path) << "{\"STALE\": true}"; }
+  bool sent = false;
+  std::string during;
+  Exit r = touchstone(with(kLongSweep, {"--json", path}), {}, [&](const std::string& out, pid_t pid) {
+    if (sent || out.find("of 10000000 cases") == std::string::npos) return;
+    during = slurp(path);
+    ::kill(pid, SIGINT);
+    sent = true;
+  });
+  ASSERT_TRUE(sent) << r.out;
+  EXPECT_EQ(r.code, 130) << r.out;
+  EXPECT_NE(during.find("\"state\": \"running\""), std::string::npos) << during;
+  EXPECT_EQ(during.find("STALE"), std::string::npos) << during;
+  const std::string json = slurp(path);
+  EXPECT_NE(json.find("\"state\": \"interrupted\""), std::string::npos) << json.substr(0, 500);
+  EXPECT_NE(json.find("\"stop_reason\": \"interrupted by SIGINT"), std::string::npos) << json.substr(0, 800);
+  EXPECT_NE(json.find("\"id\":\"rope_cis/"), std::string::npos) << "cases ran";
+}
+
+// The live progress line is for a terminal: a pty sees it redrawn in place; a pipe never does.
+TEST(Cli, TheProgressLineIsDrawnOnATerminalOnly) {
+  int master = -1;
+  const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::vector<std::string> words = {std::string(TS_BINARY_DIR) + "/touchstone"};
+    words.insert(words.end(), kLongSweep.begin(), kLongSweep.end());
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  std::string out;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  bool sent = false;
+  while (std::chrono::steady_clock::now() < until) {
+    pollfd p{master, POLLIN, 0};
+    if (::poll(&p, 1, 200) > 0) {
+      char buf[4096];
+      const ssize_t n = ::read(master, buf, sizeof buf);
+      if (n <= 0) break;  // EIO once the child is gone
+      out.append(buf, size_t(n));
+    }
+    if (!sent && std::regex_search(out, std::regex("\r\x1b\\[K  [0-9]+ of [0-9]+ cases \\([0-9.]+%\\)  [0-9]+ cases/s  ETA [0-9:-]+  0 failing"))) {
+      ::kill(pid, SIGINT);
+      sent = true;
+    }
+  }
+  ::close(master);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(sent) << "no progress line on the terminal: " << out.substr(0, 2000);
+  EXPECT_EQ(out.find("of 10000000 cases..."), std::string::npos) << "a terminal gets the live line, not the log lines";
+  // Through a pipe: the plain log lines only.
+  bool seen = false;
+  Exit r = touchstone(kLongSweep, {}, [&](const std::string& o, pid_t child) {
+    if (!seen && o.find("of 10000000 cases...") != std::string::npos) {
+      seen = true;
+      ::kill(child, SIGINT);
+    }
+  });
+  EXPECT_TRUE(seen) << r.out;
+  EXPECT_EQ(r.out.find("ETA"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\r'), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -74,10 +74,12 @@ outcomes
   PASS, FAIL (values out of tolerance, never-written elements, writes outside the tensor),
   REJECTED (reference and backend reject with the same rule id), UNEXPECTED_REJECT, MISSED_REJECT
   (backend and reference disagree on validity or rule id), UNSUPPORTED (a stated missing device
-  capability), ERROR (compile error, validation message, timeout, crash)
+  capability), ERROR (compile error, validation message, timeout, crash); with --xfail, XFAIL (a
+  listed known failure: does not fail the run) and XPASS (listed, but passed: fails the run)
 
 exit codes
-  0 all good, 1 any FAIL/ERROR/UNEXPECTED_REJECT/MISSED_REJECT, 2 usage or set-up error (also: a
+  0 all good, 1 any FAIL/ERROR/UNEXPECTED_REJECT/MISSED_REJECT/XPASS (or --fail-fast stopped the run),
+  2 usage or set-up error (also: shards that do not fit in merge; a
   backend named with --backend is UNAVAILABLE, or check found no GPU backend at all),
   130 / 143 a sweep stopped by SIGINT / SIGTERM (its JUnit report is written, marked interrupted)
 )";
@@ -85,8 +87,8 @@ exit codes
 // The text of each option, as given; converted once parsing is over.
 struct Raw {
   std::vector<std::string> backend, op, dtype, files;
-  std::string device, timeout_ms, cases, seed, shard, junit, dir, out, id, layout;
-  bool validation = false, quiet = false, reference_only = false;
+  std::string device, timeout_ms, cases, seed, shard, junit, dir, out, id, json, html, xfail, match, layout;
+  bool validation = false, quiet = false, reference_only = false, list = false, fail_fast = false;
 };
 
 // An option taking one value: given twice, or with an empty value, is a usage error.
@@ -185,7 +187,33 @@ int run_cli(int argc, char** argv) {
   single(check, "--junit", r.junit, "FILE",
          "write JUnit XML (one testsuite per op/backend/dtype). Checked before the sweep starts; replaced at "
          "once by a report saying the run has not finished, so an earlier report never looks current");
-  flag(check, "--quiet", r.quiet, "no progress lines on stderr");
+  single(check, "--json", r.json, "FILE",
+         "write the JSON report (schema touchstone-report/1, tools/REPORT_SCHEMA.md): every case with its "
+         "outcome, rule, errors per output (max abs, max rel, NMSE, max ULP, worst/tol, mismatches, unwritten) and "
+         "seconds; coverage, devices, totals. Checked before the sweep, replaced at once by a placeholder (state "
+         "\"running\"), written whole at the end")
+      ->group("Reports");
+  single(check, "--html", r.html, "FILE",
+         "write one self-contained HTML page: the table, coverage and, per failing case (each group's smallest, then "
+         "its first 10), a heatmap of |error|/tolerance over the output's last two dimensions (the others reduced by "
+         "max), the mismatches per dimension and the repro line")
+      ->group("Reports");
+  single(check, "--xfail", r.xfail, "FILE",
+         "known failures: lines `<case id> [backend]  # reason` or `op/backend/dtype  # reason` (parts may be *). "
+         "A listed case that fails is XFAIL and does not fail the run; one that passes is XPASS and fails it, as does "
+         "a listed group that ran without a failure. A line without a reason is a usage error")
+      ->group("Reports");
+  single(check, "--match", r.match, "REGEX",
+         "run only the cases whose id contains a match of REGEX (ECMAScript), e.g. 'D=(2|6),' or '^sdpa/.*pos=0'")
+      ->group("Selection");
+  flag(check, "--list", r.list, "print the case ids the sweep would run (after --shard and --match), one a line; run "
+                                "nothing, open no backend")
+      ->group("Selection");
+  flag(check, "--fail-fast", r.fail_fast,
+       "stop after the first FAIL, ERROR, UNEXPECTED_REJECT, MISSED_REJECT or XPASS; the summary and the reports "
+       "say the run stopped (state \"stopped\"), exit 1")
+      ->group("Selection");
+  flag(check, "--quiet", r.quiet, "no progress on stderr (on a terminal, a live line: cases done, rate, ETA, failures)");
   add_backend_options(check, r);
 
   CLI::App* repro = app.add_subcommand(
@@ -194,7 +222,20 @@ int run_cli(int argc, char** argv) {
   repro->add_option("CASE_ID", r.id, "the case, e.g. rope_half/B=1,H=2,S=3,D=6,pos=5/float16/buffer/seed=9")
       ->required()
       ->type_name("");
+  single(repro, "--json", r.json, "FILE", "write the case on every backend as a JSON report (touchstone-report/1)");
   add_backend_options(repro, r);
+
+  CLI::App* merge = app.add_subcommand(
+      "merge", wrap("combine the --json reports of `check --shard I/N` runs (any machines, any backends each) into "
+                    "one report. They must fit: the same sweep (--op, --dtype, --cases, --seed, --match) and "
+                    "--xfail list, every shard 0..N-1 once per backend that ran, no case twice; otherwise each "
+                    "problem is named and nothing is written (exit 2). Exit 0 when the merged sweep passes, 1 when "
+                    "it has a failure, an XPASS (known-failure patterns are decided here, over every shard) or a "
+                    "shard that stopped early"));
+  merge->add_option("OUT", r.out, "the merged JSON report")->required()->type_name("");
+  merge->add_option("INPUTS", r.files, "the shards' JSON reports")->required()->type_name("");
+  single(merge, "--junit", r.junit, "FILE", "also write the merged JUnit XML");
+  single(merge, "--html", r.html, "FILE", "also write the merged HTML page");
 
   CLI::App* golden =
       app.add_subcommand("golden", wrap("golden tensor files (touchstone-golden/1 safetensors; goldens/README.md)"));
@@ -245,7 +286,7 @@ int run_cli(int argc, char** argv) {
   }
   const auto commands = app.get_subcommands({});
   if (argv[1][0] != '-' && std::none_of(commands.begin(), commands.end(), [&](auto* c) { return c->get_name() == argv[1]; })) {
-    std::fprintf(stderr, "error: unknown command '%s' (commands: list, check, repro, golden, help; see touchstone --help)\n",
+    std::fprintf(stderr, "error: unknown command '%s' (commands: list, check, repro, merge, golden, help; see touchstone --help)\n",
                  argv[1]);
     return 2;
   }
@@ -277,11 +318,21 @@ int run_cli(int argc, char** argv) {
       if (!r.seed.empty()) o.seed = parse_integer("--seed", r.seed, 0, UINT64_MAX);
       if (!r.shard.empty()) std::tie(o.shard, o.shards) = parse_shard(r.shard);
       o.junit = r.junit;
+      o.json = r.json;
+      o.html = r.html;
+      o.xfail = r.xfail;
+      o.match = r.match;
+      o.list = r.list;
+      o.fail_fast = r.fail_fast;
       o.quiet = r.quiet;
       o.backends = backend_options(r, check);
       return cmd_check(o);
     }
-    if (repro->parsed()) return cmd_repro({r.id, backend_options(r, repro)});
+    if (repro->parsed()) {
+      if (!r.json.empty()) check_output_path(r.json);
+      return cmd_repro({r.id, r.json, backend_options(r, repro)});
+    }
+    if (merge->parsed()) return cmd_merge({r.out, r.files, r.junit, r.html});
     GoldenOptions o;
     CLI::App* sub = golden->get_subcommands().at(0);
     o.sub = sub->get_name();

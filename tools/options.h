@@ -30,13 +30,25 @@ struct CheckOptions {
   uint64_t seed = 1;
   uint32_t shard = 0, shards = 1;
   std::string junit;                // "" = none
+  std::string json, html;           // reports ("" = none): tools/report_json.h, tools/html_report.h
+  std::string xfail;                // known-failure list ("" = none): tools/xfail.h
+  std::string match;                // ECMAScript regex a case id must contain a match of ("" = every case)
+  bool list = false;                // print the case ids the sweep would run; run nothing
+  bool fail_fast = false;           // stop after the first unexpected failure (or XPASS)
   bool quiet = false;
   BackendOptions backends;
 };
 
 struct ReproOptions {
   std::string id;
+  std::string json;                 // "" = none
   BackendOptions backends;
+};
+
+struct MergeOptions {
+  std::string out;                  // the merged JSON report
+  std::vector<std::string> inputs;  // the shards' JSON reports
+  std::string junit, html;          // "" = none
 };
 
 struct GoldenOptions {

@@ -6,8 +6,10 @@
 #include "core/registry.h"
 #include "core/rng.h"
 #include "core/runner.h"
+#include "tools/shrink.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
+#include "tools/report_json.h"
 
 namespace ts {
 namespace {
@@ -54,13 +56,29 @@ int cmd_repro(const ReproOptions& o) {
   }
 
   bool bad = false;
+  const std::string started = utc_now();
+  nlohmann::json devices = nlohmann::json::array(), groups = nlohmann::json::array();
+  std::vector<nlohmann::json> cases;
+  Tally total;
   for (auto& s : slots) {
+    const std::string group = cat(c.op, "/", s.name, "/", dtype_name(c.dtype));
     if (!s.backend) {
       std::printf("\n[%s] UNAVAILABLE: %s\n", s.name.c_str(), s.unavailable.c_str());
       bad |= s.requested;
+      devices.push_back(device_json(s.name, nullptr, s.unavailable));
+      groups.push_back({{"name", group}, {"op", c.op}, {"backend", s.name}, {"dtype", dtype_name(c.dtype)},
+                        {"available", false}, {"tally", tally_json(Tally{})}});
       continue;
     }
     CaseResult r = judge(e, *s.backend);
+    const DeviceInfo info = s.backend->info();
+    devices.push_back(device_json(s.name, &info, ""));
+    Tally t;
+    t.add(r.outcome, Mark::none, r.worst, r.seconds);
+    total.add(t);
+    groups.push_back({{"name", group}, {"op", c.op}, {"backend", s.name}, {"dtype", dtype_name(c.dtype)},
+                      {"available", true}, {"tally", tally_json(t)}});
+    cases.push_back(case_json(r, CaseNote{group, 0, Mark::none, nullptr, true, input_elements(e)}));
     std::printf("\n[%s] %s on %s (%.3f s)\n", s.name.c_str(), std::string(outcome_name(r.outcome)).c_str(),
                 s.backend->info().name.c_str(), r.seconds);
     if (!r.detail.empty()) std::printf("  %s\n", r.detail.c_str());
@@ -75,7 +93,18 @@ int cmd_repro(const ReproOptions& o) {
       std::printf("      output fnv1a64=%016llx\n", (unsigned long long)r.digests[rep.output]);
       if (!rep.ok()) print_concentration(rep);
     }
-    bad |= r.outcome != Outcome::pass && r.outcome != Outcome::rejected && r.outcome != Outcome::unsupported;
+    bad |= is_failure(r.outcome);
+  }
+  if (!o.json.empty()) {
+    nlohmann::json totals = tally_json(total);
+    totals["case_runs"] = total.cases;
+    totals["gate"] = bad ? "fail" : "pass";
+    JsonReport report(o.json);
+    for (auto& one : cases) report.add(one);
+    report.finish({{"schema", kReportSchema}, {"state", "complete"}, {"tool", {{"command", "repro"}, {"case", c.id()}}},
+                   {"started", started}, {"seconds", total.seconds}, {"shard", {{"index", 0}, {"count", 1}}},
+                   {"xfail", nullptr}, {"devices", devices}, {"groups", groups}, {"coverage", nlohmann::json::object()},
+                   {"totals", totals}});
   }
   return bad ? 1 : 0;
 }

@@ -9,8 +9,12 @@
 
 namespace ts {
 
+rc::Shrinkable<Case> draw_shrinkable(const OpDef& op, DType dtype, const Draw& d) {
+  return op.generator(dtype, d.valid)(rc::Random(d.key), d.size);
+}
+
 Case draw_case(const OpDef& op, DType dtype, bool valid, uint64_t key, int size) {
-  return op.generator(dtype, valid)(rc::Random(key), size).value();
+  return draw_shrinkable(op, dtype, Draw{valid, key, size}).value();
 }
 
 Sweep::Sweep(const OpDef& op, DType dtype, int64_t count, uint64_t seed)
@@ -19,14 +23,20 @@ Sweep::Sweep(const OpDef& op, DType dtype, int64_t count, uint64_t seed)
   if (int64_t(edges_.size()) > count_) edges_.resize(size_t(count_));
 }
 
-Case Sweep::at(int64_t k) const {
+std::optional<Draw> Sweep::draw(int64_t k) const {
   if (k < 0 || k >= count_) throw std::out_of_range("Sweep::at: case index out of range");
   const int64_t edges = int64_t(edges_.size());
-  if (k < edges) return edges_[size_t(k)];
+  if (k < edges) return std::nullopt;
   const int64_t r = k - edges, random = count_ - edges;
   const uint64_t key = splitmix64(seed_ ^ fnv1a64(op_->name) ^ (uint64_t(dtype_) << 56) ^ splitmix64(uint64_t(r)));
   const int size = random > 1 ? int(r * 100 / (random - 1)) : 100;  // grow like RapidCheck: small cases first
-  return draw_case(*op_, dtype_, r % 5 != 4, key, size);
+  return Draw{r % 5 != 4, key, size};
+}
+
+Case Sweep::at(int64_t k) const {
+  const std::optional<Draw> d = draw(k);
+  if (!d) return edges_[size_t(k)];
+  return draw_case(*op_, dtype_, d->valid, d->key, d->size);
 }
 
 }  // namespace ts

@@ -5,17 +5,31 @@
 // million cases holds one case at a time. Case k depends only on (op, dtype, count, seed, k): the
 // count enters through the size ramp (small drawn cases first, as RapidCheck grows them).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/op.h"
 
+namespace rc { template <class T> class Shrinkable; }
+
 namespace ts {
+
+// How a drawn case came out of its generator: the generator (valid or invalid cases), the random
+// state's key and RapidCheck's size.
+struct Draw {
+  bool valid = true;
+  uint64_t key = 0;
+  int size = 0;
+};
 
 class Sweep {
  public:
   Sweep(const OpDef& op, DType dtype, int64_t count, uint64_t seed);
   int64_t size() const { return count_; }
   Case at(int64_t k) const;  // 0 <= k < size()
+  std::optional<Draw> draw(int64_t k) const;  // how case k was drawn; none for a hand-picked edge case
+  const OpDef& op() const { return *op_; }
+  DType dtype() const { return dtype_; }
 
  private:
   const OpDef* op_;
@@ -25,7 +39,9 @@ class Sweep {
   std::vector<Case> edges_;  // the first min(count, edge cases) cases
 };
 
-// Draws one case from a generator with a RapidCheck random state derived from `key`.
+// Draws one case from a generator with a RapidCheck random state derived from `key`; with its
+// shrink tree (RapidCheck's smaller variants of it, for check's shrinking, tools/shrink.h).
 Case draw_case(const OpDef& op, DType dtype, bool valid, uint64_t key, int size);
+rc::Shrinkable<Case> draw_shrinkable(const OpDef& op, DType dtype, const Draw& d);
 
 }  // namespace ts

@@ -1,0 +1,101 @@
+// The console summary of a check: one row per op/backend/dtype, the coverage of shape classes, then
+// per failing group its smallest failure (shrunk) as a line to paste and a count of the rest.
+#include <cstdio>
+
+#include "core/contract.h"
+#include "tools/check_run.h"
+#include "tools/report_json.h"
+
+namespace ts {
+
+void print_summary(const CheckOptions& o, const CheckRun& run, const std::vector<BackendSlot>& slots, bool reports) {
+  const bool marks = !run.xfail.empty();
+  std::printf("\n%-34s %6s %6s %6s %8s %11s %6s %9s", "op/backend/dtype", "cases", "pass", "fail", "rejected",
+              "unsupported", "error", "mismatch");
+  if (marks) std::printf(" %6s %6s", "xfail", "xpass");
+  std::printf(" %11s\n", "worst/tol");
+  for (const Group& g : run.groups) {
+    if (!g.slot->backend) {
+      std::printf("%-34s UNAVAILABLE: %s\n", g.name.c_str(), g.slot->unavailable.c_str());
+      continue;
+    }
+    const Tally& t = g.tally;
+    std::printf("%-34s %6lld %6lld %6lld %8lld %11lld %6lld %9lld", g.name.c_str(), t.cases, t.pass, t.fail, t.rejected,
+                t.unsupported, t.error, t.mismatch);
+    if (marks) std::printf(" %6lld %6lld", t.xfail, t.xpass + (g.pattern_stale.value_or(false) ? 1 : 0));
+    std::printf(" %11.3g\n", t.worst);
+  }
+  std::printf("\n%lld case runs in %.1f s (%.0f per second)%s%s\n", run.runs, run.seconds,
+              run.seconds > 0 ? double(run.runs) / run.seconds : 0.0,
+              o.shards > 1 ? cat(", shard ", o.shard, "/", o.shards).c_str() : "",
+              run.state == "complete" ? ""
+                                      : cat(", ", run.state == "stopped" ? "STOPPED" : "INTERRUPTED", " (", run.stop_reason,
+                                            "): partial results").c_str());
+  std::printf("\nCoverage (cases per class, over all dtypes; 0 = the sweep missed it):\n");
+  for (auto& [op, classes] : run.coverage) {
+    std::string line;
+    for (auto& [cls, n] : classes) line += cat(line.empty() ? "" : ", ", cls, " ", n);
+    std::printf("  %-12s %s\n", op.c_str(), line.c_str());
+  }
+
+  bool any = false;
+  for (const Group& g : run.groups) {
+    if (!g.smallest) continue;
+    if (!any) std::printf("\nFailing cases, the smallest of each group first (paste a line to reproduce):\n");
+    any = true;
+    const Failure& f = *g.smallest;
+    std::printf("%-17s %s\n    %s\n", std::string(outcome_name(f.outcome)).c_str(), repro_line(f.id, g.backend).c_str(),
+                f.detail.c_str());
+    if (!f.shrunk_from.empty())
+      std::printf("    (shrunk in %d steps from '%s', the smallest failure of the sweep)\n", f.shrink_steps,
+                  f.shrunk_from.c_str());
+    const long long rest = g.tally.failing() - (f.shrunk_from.empty() ? 1 : 0);
+    if (rest > 0)
+      std::printf("  ... and %lld %s failing case%s in %s%s\n", rest, f.shrunk_from.empty() ? "more" : "sweep",
+                  rest == 1 ? "" : "s", g.name.c_str(),
+                  reports ? " (the reports list every one)" : " (--json FILE or --junit FILE lists every one)");
+  }
+
+  bool xpass = false;
+  for (const Group& g : run.groups) {
+    for (auto& [id, e] : g.xpassed) {
+      if (!xpass) std::printf("\nListed as known failures but passed (XPASS: remove them from the list):\n");
+      xpass = true;
+      std::printf("XPASS             %s\n    %s: %s\n", repro_line(id, g.backend).c_str(), e->where.c_str(), e->reason.c_str());
+    }
+    if (g.tally.xpass > (long long)g.xpassed.size())
+      std::printf("  ... and %lld more XPASS cases in %s\n", g.tally.xpass - (long long)g.xpassed.size(), g.name.c_str());
+    if (g.pattern_stale.value_or(false)) {
+      if (!xpass) std::printf("\nListed as known failures but passed (XPASS: remove them from the list):\n");
+      xpass = true;
+      std::printf("XPASS             pattern %s (%s: %s): %s ran %lld cases without a failure\n", g.pattern->entry.c_str(),
+                  g.pattern->where.c_str(), g.pattern->reason.c_str(), g.name.c_str(), g.tally.cases);
+    }
+  }
+  bool xfail = false;
+  for (const Group& g : run.groups) {
+    if (!g.tally.xfail) continue;
+    if (!xfail) std::printf("\nKnown failures (XFAIL, not failing the gate):\n");
+    xfail = true;
+    std::printf("  %-32s %lld XFAIL%s\n", g.name.c_str(), g.tally.xfail,
+                g.pattern ? cat(" (", g.pattern->where, ": ", g.pattern->reason, ")").c_str() : "");
+  }
+  if (marks && o.shards > 1)
+    std::printf("\nA shard sees part of each group: whether a known-failure pattern is stale (XPASS) is decided by "
+                "`touchstone merge` over every shard's --json.\n");
+
+  // A default run that could not reach a backend says so at the end, where a reader looks: its
+  // kernels were not checked at all.
+  for (auto& s : slots)
+    if (!s.backend) {
+      const std::string warn = cat("WARNING: backend ", s.name, " was UNAVAILABLE (", s.unavailable,
+                                   "): none of its kernels were checked. Name the backends you expect with "
+                                   "--backend (ci/check.sh: TS_BACKENDS) to make this an error.");
+      std::printf("\n%s\n", warn.c_str());
+      std::fflush(stdout);
+      std::fprintf(stderr, "%s\n", warn.c_str());
+    }
+  std::fflush(stdout);
+}
+
+}  // namespace ts
