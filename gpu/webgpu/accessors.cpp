@@ -101,8 +101,10 @@ fn ts_bf16_texel(v: vec4<f32>) -> vec4<u32> {
 }
 fn ts_bf16_texel_f32(b: vec4<u32>) -> vec4<f32> { return bitcast<vec4<f32>>(b << vec4<u32>(16u)); }
 )";
-// With `enable f16`: a float16 image's texel rounded in the kernel, exactly as a float16 buffer store
-// rounds, so that every layout stores the same bits whatever the image store's own conversion does.
+// float16 stores (buffers and images alike) round here, to nearest even in integer arithmetic, and
+// then store a value the float16 texel holds exactly: a compiler may fold a float16 round trip away,
+// and lavapipe's rgba16float image store does not round to nearest even, which left images 1 ulp
+// off buffers. One rounding, so every layout stores the same bits.
 constexpr const char* kLibraryF16 = R"(fn ts_f16_bits(v: f32) -> u32 {
   let b = bitcast<u32>(v);
   let sign = (b >> 16u) & 0x8000u;
@@ -136,9 +138,10 @@ fn ts_f16_texel(v: vec4<f32>) -> vec4<f32> {
 )";
 
 // Replaces every "@" in a template: "@N" the accessor prefix, "@V" the resource, "@B" the binding,
-// "@L" the layout code, "@T" the storage element type.
+// "@L" the layout code, "@T" the storage element type (or texel conversion), "@R" the rounding of a
+// stored texel to the dtype.
 std::string fill(std::string t, const std::string& prefix, const std::string& var, uint32_t binding, uint32_t code,
-                 const std::string& elem) {
+                 const std::string& elem, const std::string& round) {
   std::string out;
   for (size_t i = 0; i < t.size(); ++i) {
     if (t[i] != '@' || i + 1 == t.size()) {
@@ -151,6 +154,7 @@ std::string fill(std::string t, const std::string& prefix, const std::string& va
       case 'B': out += std::to_string(binding); break;
       case 'L': out += cat(code, "u"); break;
       case 'T': out += elem; break;
+      case 'R': out += round; break;
       default: out += '@', out += t[i];
     }
   }
@@ -176,9 +180,10 @@ fn @N_at4(i: u32) -> vec4<f32> {
 )";
 // A buffer never writes lanes past its end: they are the trailing guard.
 constexpr const char* kBufferOut = R"(fn @N_store(t: u32, v: vec4<f32>) {
+  let r = @R(v);
   let n = ts_lanes(0u, ts_meta[@B], t);
-  if (n == 4u) { @V[t] = vec4<@T>(v); return; }
-  for (var j = 0u; j < n; j++) { @V[t][j] = @T(v[j]); }
+  if (n == 4u) { @V[t] = vec4<@T>(r); return; }
+  for (var j = 0u; j < n; j++) { @V[t][j] = @T(r[j]); }
 }
 )";
 // bfloat16 buffers: two elements per 32-bit word (WGSL has no 16-bit integers), a texel is
@@ -219,7 +224,7 @@ constexpr const char* kTextureAt4 = R"(fn @N_at4(i: u32) -> vec4<f32> { return v
 constexpr const char* kTextureOut = R"(fn @N_store(t: u32, v: vec4<f32>) {
   let d = ts_meta[@B];
   let m = select(vec4<f32>(0.0), v, vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(ts_lanes(@L, d, t)));
-  textureStore(@V, ts_coord(@L, d, t), @T(m));
+  textureStore(@V, ts_coord(@L, d, t), @T(@R(m)));
 }
 )";
 
@@ -294,7 +299,10 @@ Expansion expand(std::string_view source, const std::vector<TensorDecl>& decls, 
     const uint32_t code = layout_code(f.layout);
     const bool bf16 = f.dtype == DType::bf16;
     const std::string scalar = f.dtype == DType::f16 ? "f16" : "f32";
-    auto add = [&](const char* tmpl, const std::string& elem = "") { e.functions += fill(tmpl, prefix, d.name, d.binding, code, elem); };
+    const std::string round = f.dtype == DType::f16 ? "ts_f16_texel" : "vec4<f32>";
+    auto add = [&](const char* tmpl, const std::string& elem = "") {
+      e.functions += fill(tmpl, prefix, d.name, d.binding, code, elem, round);
+    };
     add(kCommon);
     std::string resource;
     if (f.layout == Layout::buffer) {
@@ -305,7 +313,7 @@ Expansion expand(std::string_view source, const std::vector<TensorDecl>& decls, 
     } else if (d.output) {
       resource = cat("var ", d.name, " : texture_storage_3d<", texture_format(f.dtype), ", write>;");
       add(kOutput);
-      add(kTextureOut, bf16 ? "ts_bf16_texel" : f.dtype == DType::f16 ? "ts_f16_texel" : "vec4<f32>");
+      add(kTextureOut, bf16 ? "ts_bf16_texel" : "vec4<f32>");
     } else {
       resource = cat("var ", d.name, " : texture_3d<", bf16 ? "u32" : "f32", ">;");
       const std::string load = bf16 ? "ts_bf16_texel_f32" : "vec4<f32>";

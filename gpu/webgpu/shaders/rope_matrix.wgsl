@@ -1,7 +1,7 @@
 // rope_matrix: x [B,H,S,D], m [D,D]; element d of row (b,h,s):
 //   out[d] = x[d]*cos[s,d] + (sum_k x[k]*m[k,d]) * sin[s,d]
-// One invocation per output texel, one element per lane; the dot product accumulates in float32 in
-// k order. Any layouts.
+// One invocation per output texel, one element per lane; each lane's dot product accumulates in
+// float32 in k order (the 4 lanes' sums advance together, independent of each other). Any layouts.
 // Tensors: TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md; `cos_`, `sin_`, `out_` are the tensors cos, sin,
 // out, with accessors cos_at, sin_at, out_store: cos and sin are WGSL builtins); the uniform block
 // `pc` takes the plan's uniforms by member name (gpu/webgpu/PROTOCOL.md).
@@ -17,19 +17,26 @@ struct Params { n: u32, S: u32, D: u32 }
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let t = ts_linear_id(gid, nwg);
   if (t >= pc.n) { return; }
+  // Each lane's element; a padding lane computes lane 0's again and is not stored.
+  var e: vec4<u32>;
+  for (var j = 0u; j < 4u; j++) {
+    let i = out_flat(t, j);
+    e[j] = select(i, out_flat(t, 0u), i == TS_PAD);
+  }
+  let base = (e / vec4<u32>(pc.D)) * pc.D;  // each lane's row of x
+  let d = e % vec4<u32>(pc.D);
+  var acc = vec4<f32>(0.0);
+  for (var k = 0u; k < pc.D; k++) {
+    let xk = vec4<f32>(x_at(base.x + k), x_at(base.y + k), x_at(base.z + k), x_at(base.w + k));
+    let mk = vec4<f32>(m_at(k * pc.D + d.x), m_at(k * pc.D + d.y), m_at(k * pc.D + d.z), m_at(k * pc.D + d.w));
+    acc += xk * mk;
+  }
   var v = vec4<f32>(0.0);  // padding lanes stay 0
   for (var j = 0u; j < 4u; j++) {
     let i = out_flat(t, j);
     if (i == TS_PAD) { continue; }
-    let d = i % pc.D;
-    let row = i / pc.D;
-    let s = row % pc.S;
-    let base = row * pc.D;
-    var acc = 0.0;
-    for (var k = 0u; k < pc.D; k++) {
-      acc += x_at(base + k) * m_at(k * pc.D + d);
-    }
-    v[j] = x_at(i) * cos_at(s * pc.D + d) + acc * sin_at(s * pc.D + d);
+    let s = (i / pc.D) % pc.S;
+    v[j] = x_at(i) * cos_at(s * pc.D + d[j]) + acc[j] * sin_at(s * pc.D + d[j]);
   }
   out_store(t, v);
 }
