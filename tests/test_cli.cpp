@@ -481,5 +481,22 @@ TEST(Cli, TheProgressLineIsDrawnOnATerminalOnly) {
   EXPECT_EQ(r.out.find('\r'), std::string::npos) << r.out;
 }
 
+TEST(Cli, DeviceSelectsAVulkanDeviceByIndexOrNameAndListShowsTheChoices) {
+  Exit l = touchstone({"list", "--backend", "vulkan"});
+  ASSERT_EQ(l.code, 0) << l.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(l.out, m, std::regex("devices \\(--device INDEX or a name substring\\):\n +0: ([^ ]+)")))
+      << l.out;
+  const std::string name = m[1];
+  for (const std::string sel : {std::string("0"), name}) {
+    Exit r = touchstone({"check", "--op", "rope_cis", "--cases", "2", "--quiet", "--backend", "vulkan", "--device", sel});
+    EXPECT_EQ(r.code, 0) << sel << ": " << r.out;
+    EXPECT_NE(r.out.find("backend vulkan  " + name), std::string::npos) << r.out;
+  }
+  Exit r = touchstone({"check", "--op", "rope_cis", "--cases", "2", "--quiet", "--backend", "vulkan", "--device", "no-such-gpu"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no-such-gpu"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace ts

@@ -268,9 +268,9 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     }
   }
   progress.clear();
+  shrink_groups(run, o, guard);  // does nothing once a signal came
   const int sig = guard.signal();
   if (sig) stop("interrupted", cat("interrupted by ", signal_name(sig), " after ", run.runs, " case runs"));
-  shrink_groups(run, o, guard);
   run.seconds = since(t0);
   // A pattern is stale when its group ran whole without a failure; a shard sees part of the group,
   // so merge decides it there.

@@ -51,8 +51,8 @@ void print_summary(const CheckOptions& o, const CheckRun& run, const std::vector
                   f.shrunk_from.c_str());
     const long long rest = g.tally.failing() - (f.shrunk_from.empty() ? 1 : 0);
     if (rest > 0)
-      std::printf("  ... and %lld %s failing case%s in %s%s\n", rest, f.shrunk_from.empty() ? "more" : "sweep",
-                  rest == 1 ? "" : "s", g.name.c_str(),
+      std::printf("  ... %s %lld%s failing case%s in %s%s\n", f.shrunk_from.empty() ? "and" : "the sweep met", rest,
+                  f.shrunk_from.empty() ? " more" : "", rest == 1 ? "" : "s", g.name.c_str(),
                   reports ? " (the reports list every one)" : " (--json FILE or --junit FILE lists every one)");
   }
 

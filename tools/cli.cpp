@@ -169,7 +169,8 @@ int run_cli(int argc, char** argv) {
 
   CLI::App* check = app.add_subcommand(
       "check", wrap("sweep operators x backends x dtypes and compare every backend with the reference; prints a "
-                    "table, the coverage of shape classes and every failing case id as a repro line. Cases are "
+                    "table, the coverage of shape classes and, per failing op/backend/dtype, its smallest failing "
+                    "case (shrunk with the generators) as a repro line and a count of the rest. Cases are "
                     "made as they run: memory does not grow with --cases. Ctrl-C (SIGINT) or SIGTERM stops "
                     "after the current case, writes the partial report marked interrupted and exits 130 / 143"));
   list(check, "--op", r.op, "NAME[,NAME...]", "operators (default: all; see `touchstone list`)");
@@ -183,7 +184,8 @@ int run_cli(int argc, char** argv) {
   single(check, "--seed", r.seed, "S",
          "seed of the drawn cases, 0..18446744073709551615 (default 1); the same seed gives the same cases");
   single(check, "--shard", r.shard, "I/N",
-         "run only cases with index % N == I, 0 <= I < N <= 1,000,000 (no overlap, no gap across shards)");
+         "run only cases with index % N == I, 0 <= I < N <= 1,000,000 (no overlap, no gap across shards; "
+         "`touchstone merge` joins the shards' --json)");
   single(check, "--junit", r.junit, "FILE",
          "write JUnit XML (one testsuite per op/backend/dtype). Checked before the sweep starts; replaced at "
          "once by a report saying the run has not finished, so an earlier report never looks current");
@@ -195,7 +197,7 @@ int run_cli(int argc, char** argv) {
       ->group("Reports");
   single(check, "--html", r.html, "FILE",
          "write one self-contained HTML page: the table, coverage and, per failing case (each group's smallest, then "
-         "its first 10), a heatmap of |error|/tolerance over the output's last two dimensions (the others reduced by "
+         "its first few), a heatmap of |error|/tolerance over the output's last two dimensions (the others reduced by "
          "max), the mismatches per dimension and the repro line")
       ->group("Reports");
   single(check, "--xfail", r.xfail, "FILE",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "core/contract.h"
@@ -116,7 +117,11 @@ std::string dims_svg(const json& dims) {
   return s;
 }
 
-std::string case_section(const json& c, const std::string& heading) {
+// A page stays a few megabytes however many cases fail: maps past these are left to the JSON report.
+constexpr int kMapsPerGroup = 4;   // the smallest failure and the first failing cases
+constexpr int kMapsPerPage = 100;
+
+std::string case_section(const json& c, const std::string& heading, bool maps) {
   std::string s = cat("<section class=\"case\" data-id=\"", esc(c.at("id")), "\" data-backend=\"", esc(c.at("backend")),
                       "\"><h3>", esc(c.at("status")), " ", esc(c.at("group")), heading.empty() ? "" : " — ",
                       esc(heading), "</h3>\n<pre>", esc(c.value("repro", repro_line(c.at("id"), c.at("backend")))),
@@ -131,6 +136,10 @@ std::string case_section(const json& c, const std::string& heading) {
              o.at("unwritten").dump(), " unwritten); max abs ", fmt(number_value(o.at("max_abs"))), ", max rel ",
              fmt(number_value(o.at("max_rel"))), ", NMSE ", fmt(number_value(o.at("nmse"))), ", max ULP ",
              o.at("max_ulp").dump(), ", worst/tol ", fmt(number_value(o.at("worst"))), "</h4>\n");
+    if (!maps) {
+      if (o.contains("map")) s += "<p>(Heatmap left out: this page draws a few per group; the JSON report has it.)</p>\n";
+      continue;
+    }
     if (o.contains("map")) s += heatmap_svg(o["map"], o.at("name"));
     if (o.contains("mismatches_per_dim")) s += "<p>Mismatches per dimension:</p>\n" + dims_svg(o["mismatches_per_dim"]);
   }
@@ -196,10 +205,14 @@ std::string html_report(const json& head, const std::vector<json>& cases) {
 
   std::string failing;
   std::set<std::string> drawn;
+  std::map<std::string, int> maps_of_group;
+  int maps = 0;
   auto draw = [&](const json& c, const std::string& heading) {
     const std::string key = c.at("id").get<std::string>() + "\n" + c.at("backend").get<std::string>();
     if (!drawn.insert(key).second) return;
-    failing += case_section(c, heading);
+    const bool with_maps = maps < kMapsPerPage && maps_of_group[c.at("group")]++ < kMapsPerGroup;
+    maps += with_maps;
+    failing += case_section(c, heading, with_maps);
   };
   for (const json& g : head.at("groups"))
     if (g.contains("smallest_failing")) {
@@ -215,8 +228,8 @@ std::string html_report(const json& head, const std::vector<json>& cases) {
                      ") names this group, which ran without a failure.</p></section>\n");
   s += "<h2>Failing cases</h2>\n";
   s += failing.empty() ? "<p>None.</p>\n"
-                       : cat("<p>Each group's smallest failure first, then the first ", "failing cases of each group "
-                             "(the JSON report lists every case).</p>\n", failing);
+                       : cat("<p>Each group's smallest failure first, then its first failing cases, each with a heatmap "
+                             "of |error| / tolerance (the JSON report lists every case).</p>\n", failing);
   return s + "</body></html>\n";
 }
 

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "core/registry.h"
+#include "gpu/vulkan/vulkan_backend.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
 
@@ -40,6 +41,11 @@ int cmd_list(const ListOptions& o) {
     DeviceInfo info = s.backend->info();
     std::printf("\n  %s: %s\n", s.name.c_str(), info.name.c_str());
     for (auto& c : info.capabilities) std::printf("    %s\n", c.c_str());
+    if (s.name == "vulkan") {  // what --device can pick
+      std::string why;
+      std::printf("    devices (--device INDEX or a name substring):\n");
+      for (auto& d : VulkanBackend::list_devices(&why)) std::printf("      %s\n", d.c_str());
+    }
   }
   if (missing) std::fprintf(stderr, "error: a backend named with --backend is UNAVAILABLE on this machine\n");
   return missing ? 2 : 0;
