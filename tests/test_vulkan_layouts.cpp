@@ -390,6 +390,8 @@ TEST_F(VulkanLayouts, MalformedDeclarationsAreErrorsNamingTheLine) {
       {"\nlayout(std430, binding = 0) readonly buffer X { float x[]; };\nTS_OUTPUT(z, 1)\n"
        "void main() { z_store(0u, vec4(x[0])); }\n",
        "binds tensor 'x' (binding 0) as a storage buffer, but the case holds it as texture3d_h (declare it with TS_INPUT"},
+      // A compile error after the declarations keeps the kernel's own line number.
+      {"\nTS_INPUT(x, 0)\nTS_OUTPUT(z, 1)\nvoid main() { z_store(0u, vec4(undeclared_thing)); }\n", "test_bad.comp:4"},
   };
   for (const Bad& k : bad) {
     b().set_kernel_source("test_bad", k.source);
