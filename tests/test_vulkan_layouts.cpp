@@ -376,6 +376,26 @@ TEST_F(VulkanLayouts, ProgramsAreCachedPerStorageKindNotPerShapeOrPacking) {
   EXPECT_EQ(b().shader_stats().compiles, start + 2) << "a buffer z is another program";
 }
 
+// A tensor whose data a kernel never touches still has its dims in ts_meta (the compiler may drop
+// its resource): z = numel(x) + dims(x).x.
+TEST_F(VulkanLayouts, DimsOfATensorWhoseDataIsUnusedAreThere) {
+  b().set_kernel_source("test_dims_only", R"(
+TS_INPUT(x, 0)
+TS_OUTPUT(z, 1)
+layout(push_constant) uniform Params { uint n; } pc;
+void main() {
+  uint t = ts_linear_id();
+  if (t < pc.n) z_store(t, vec4(float(x_numel() + x_dims().x)));
+}
+)");
+  OpDef o = texel_op();
+  for (const char* storage : {"buffer", "texture3d_c;z=buffer", "texture3d_w"}) {
+    RunOutput r = b().run(o, texel_problem({2, 3, 5}, DType::f32, storage, "test_dims_only"));
+    ASSERT_EQ(r.status, RunOutput::Status::ok) << storage << ": " << r.message;
+    for (int64_t i = 0; i < 30; ++i) ASSERT_EQ(r.outputs.at("z").get(i), 35.0) << storage << " at " << i;
+  }
+}
+
 // Declarations the backend cannot honour are ERRORs naming the kernel and the line.
 TEST_F(VulkanLayouts, MalformedDeclarationsAreErrorsNamingTheLine) {
   OpDef o = texel_op();
