@@ -376,6 +376,26 @@ TEST_F(VulkanLayouts, ProgramsAreCachedPerStorageKindNotPerShapeOrPacking) {
   EXPECT_EQ(b().shader_stats().compiles, start + 2) << "a buffer z is another program";
 }
 
+// A tensor whose data a kernel never touches still has its dims in ts_meta (the compiler may drop
+// its resource): z = numel(x) + dims(x).x.
+TEST_F(VulkanLayouts, DimsOfATensorWhoseDataIsUnusedAreThere) {
+  b().set_kernel_source("test_dims_only", R"(
+TS_INPUT(x, 0)
+TS_OUTPUT(z, 1)
+layout(push_constant) uniform Params { uint n; } pc;
+void main() {
+  uint t = ts_linear_id();
+  if (t < pc.n) z_store(t, vec4(float(x_numel() + x_dims().x)));
+}
+)");
+  OpDef o = texel_op();
+  for (const char* storage : {"buffer", "texture3d_c;z=buffer", "texture3d_w"}) {
+    RunOutput r = b().run(o, texel_problem({2, 3, 5}, DType::f32, storage, "test_dims_only"));
+    ASSERT_EQ(r.status, RunOutput::Status::ok) << storage << ": " << r.message;
+    for (int64_t i = 0; i < 30; ++i) ASSERT_EQ(r.outputs.at("z").get(i), 35.0) << storage << " at " << i;
+  }
+}
+
 // Declarations the backend cannot honour are ERRORs naming the kernel and the line.
 TEST_F(VulkanLayouts, MalformedDeclarationsAreErrorsNamingTheLine) {
   OpDef o = texel_op();
@@ -390,6 +410,8 @@ TEST_F(VulkanLayouts, MalformedDeclarationsAreErrorsNamingTheLine) {
       {"\nlayout(std430, binding = 0) readonly buffer X { float x[]; };\nTS_OUTPUT(z, 1)\n"
        "void main() { z_store(0u, vec4(x[0])); }\n",
        "binds tensor 'x' (binding 0) as a storage buffer, but the case holds it as texture3d_h (declare it with TS_INPUT"},
+      // A compile error after the declarations keeps the kernel's own line number.
+      {"\nTS_INPUT(x, 0)\nTS_OUTPUT(z, 1)\nvoid main() { z_store(0u, vec4(undeclared_thing)); }\n", "test_bad.comp:4"},
   };
   for (const Bad& k : bad) {
     b().set_kernel_source("test_bad", k.source);

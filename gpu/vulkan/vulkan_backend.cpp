@@ -148,9 +148,12 @@ struct VulkanBackend::State {
                                      ") as a storage ", b.image ? "image" : "buffer", ", but the case holds it as ",
                                      layout_name(h.phys.layout),
                                      declared_here ? "" : " (declare it with TS_INPUT / TS_OUTPUT: gpu/ACCESSORS.md)"));
-      if (declared_here) declared.push_back({b.binding, &h});
       st.bindings.push_back({b.binding, index});
     }
+    // Every declared tensor's entry, whether or not the compiler kept its resource (a kernel may use
+    // only NAME_numel()).
+    for (const vk::AccessorDecl& a : prog.accessors)
+      declared.push_back({a.binding, &buffers[find_tensor(d, buffers, bound_tensor(d, a.name), a.binding)]});
     if (!prog.accessors.empty()) {
       meta = accessor_meta(declared);
       meta.resize(4 * (vk::kLayoutMeta + kMetaBinding), 0);
