@@ -161,7 +161,9 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   std::map<std::string, Physical> phys;
   try {
     for (auto& [name, t] : p.inputs) phys[name] = physical_of(name, t.shape, t.dtype);
-    for (auto& s : specs) phys[s.name] = physical_of(s.name, s.shape, s.dtype);
+    for (auto& s : specs)  // scratch is no tensor of the case id: always a buffer
+      phys[s.name] = s.role == BufferSpec::Role::scratch ? physical(s.shape, s.dtype, Layout::buffer)
+                                                         : physical_of(s.name, s.shape, s.dtype);
   } catch (const Unsupported& e) {
     return fail(RunOutput::Status::unsupported, e.what());
   }

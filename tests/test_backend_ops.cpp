@@ -50,16 +50,30 @@ TEST_P(BackendOps, DrawnCases) {
       for (int k = 0; k < 12; ++k) expect_agrees(backend(), draw_case(*op, t, k % 4 != 3, 77 + uint64_t(k), 10 * k));
 }
 
-// No kernels exist for bfloat16: valid cases say so (UNSUPPORTED), invalid ones are still REJECTED.
-TEST_P(BackendOps, Bfloat16IsUnsupportedNotPassed) {
+// bfloat16: a backend with bfloat16 kernels (DeviceLimits::bf16) PASSes every valid edge case; one
+// without says so for every valid case (UNSUPPORTED, naming bfloat16), never PASS. Invalid cases
+// are REJECTED either way.
+TEST_P(BackendOps, EdgeCasesBfloat16PassOrAreAllUnsupported) {
+  int pass = 0, unsupported = 0;
   for (const OpDef* op : all_ops()) {
     if (std::find(op->dtypes.begin(), op->dtypes.end(), DType::bf16) == op->dtypes.end()) continue;
     for (const Case& c : op->edge_cases(DType::bf16)) {
       Expected e = prepare(c);
       CaseResult r = judge(e, backend());
-      EXPECT_EQ(r.outcome, e.violation ? Outcome::rejected : Outcome::unsupported) << outcome_line(r);
+      if (e.violation) {
+        EXPECT_EQ(r.outcome, Outcome::rejected) << outcome_line(r);
+        continue;
+      }
+      if (r.outcome == Outcome::unsupported) {
+        ++unsupported;
+        EXPECT_NE(r.detail.find("bfloat16"), std::string::npos) << outcome_line(r);
+      } else {
+        ++pass;
+        EXPECT_EQ(r.outcome, Outcome::pass) << outcome_line(r);
+      }
     }
   }
+  EXPECT_TRUE(pass == 0 || unsupported == 0) << pass << " bfloat16 cases PASS and " << unsupported << " are UNSUPPORTED";
 }
 
 // Each operator's large case really is past 2^24 elements and past the grid-fold threshold, and

@@ -24,11 +24,12 @@ namespace ts {
 namespace {
 
 const char* kRopeHalf = "gpu/vulkan/shaders/rope_half.comp";
-// Only whole 4-wide texels of each row are handled: the D%4==2 tail is never written.
-const std::string kSkipsRaggedTail = test::with_bug(kRopeHalf, "out_[i] =", "  if (d >= (pc.D / 4) * 4) return;", false);
-// The last invocation also writes one element past the end of the output.
+// Only whole 4-wide texels of each row are handled: a texel holding the D%4==2 tail is never stored.
+const std::string kSkipsRaggedTail = test::with_bug(kRopeHalf, "float r = d < hd", "    if (d >= (pc.D / 4) * 4) return;", false);
+// The last invocation also writes one element past the end of the output (around the accessor, into
+// the buffer it declares: gpu/vulkan/accessors.h).
 const std::string kWritesPastEnd =
-    test::with_bug(kRopeHalf, "out_[i] =", "  if (i == pc.n - 1) out_[i + 1] = DTYPE(0.0);", true);
+    test::with_bug(kRopeHalf, "out_store(t, v);", "  if (t == pc.n - 1u) ts_buf_out[t + 1u][0] = DTYPE(0.0);", true);
 
 const char* kSdpaQk = "gpu/vulkan/shaders/sdpa_qk_tiled.comp";
 // The last score column (key ctx-1) of every row is never stored: the softmax then reads poison.
@@ -48,9 +49,10 @@ std::unique_ptr<VulkanBackend> broken_backend(const std::string& source, const s
 TEST(BrokenKernels, PoisonCatchesASkippedRaggedTail) {
   auto b = broken_backend(kSkipsRaggedTail);
   ASSERT_TRUE(b) << "Vulkan unavailable";
-  CaseResult ok = judge(prepare(Case::parse("rope_half/B=1,H=2,S=3,D=8/float32/buffer/seed=1")), *b);
+  // Width-packed: each row's texels are its own, the last one holding the tail and 2 padding lanes.
+  CaseResult ok = judge(prepare(Case::parse("rope_half/B=1,H=2,S=3,D=8/float32/texture3d_w/seed=1")), *b);
   EXPECT_EQ(ok.outcome, Outcome::pass) << ok.detail;  // no tail when D % 4 == 0
-  CaseResult r = judge(prepare(Case::parse("rope_half/B=1,H=2,S=3,D=6/float32/buffer/seed=1")), *b);
+  CaseResult r = judge(prepare(Case::parse("rope_half/B=1,H=2,S=3,D=6/float32/texture3d_w/seed=1")), *b);
   ASSERT_EQ(r.outcome, Outcome::fail);
   ASSERT_EQ(r.reports.size(), 1u);
   EXPECT_EQ(r.reports[0].unwritten, 2 * 3 * 2);  // 2 tail elements in each of the 6 rows
@@ -158,9 +160,9 @@ struct PrecisionBug {
 };
 
 // Drops the low 4 of float32's 23 stored mantissa bits of a value (truncation toward zero).
-const char* kLose4Glsl = "#undef DTYPE\n#define DTYPE(v) uintBitsToFloat(floatBitsToUint(v) & 0xFFFFFFF0u)";
+const char* kLose4Glsl = "  v = uintBitsToFloat(floatBitsToUint(v) & 0xFFFFFFF0u);";
 std::string lose4_wgsl(const std::string& a) {
-  return cat(a, " = bitcast<f32>(bitcast<u32>(", a, ") & 0xFFFFFFF0u);");
+  return cat(a, " = bitcast<vec4<f32>>(bitcast<vec4<u32>>(", a, ") & vec4<u32>(0xFFFFFFF0u));");
 }
 // Rounds a float32 value to float16's 11 significant bits, ties to even, in integer arithmetic:
 // lavapipe folds a float round trip such as unpackHalf2x16(packHalf2x16(x)) back to x (the specs
@@ -174,14 +176,13 @@ std::string f16_wgsl(const std::string& v) {
 
 const std::vector<PrecisionBug>& precision_bugs() {
   static const std::vector<PrecisionBug> bugs = {
-      // GLSL's output buffers are writeonly, so the store's DTYPE(...) conversion itself drops the bits.
+      // GLSL: the output texel loses the bits just before its store.
       {"rope_half_loses_4_bits", "rope_half", "rope_half", {DType::f32},
-       {{"void main()", kLose4Glsl}},
-       {{"out_[i] =", "  " + lose4_wgsl("out_[i]")}}},
+       {{"out_store(t, v);", kLose4Glsl, false}},
+       {{"out_store(t, v);", "  " + lose4_wgsl("v"), false}}},
       {"rope_llama_loses_4_bits", "rope_llama", "rope_llama", {DType::f32},
-       {{"void main()", kLose4Glsl}},
-       {{"xq_out[2u * p + 1u] =", "    " + lose4_wgsl("xq_out[2u * p]") + " " + lose4_wgsl("xq_out[2u * p + 1u]")},
-        {"xk_out[2u * p + 1u] =", "    " + lose4_wgsl("xk_out[2u * p]") + " " + lose4_wgsl("xk_out[2u * p + 1u]")}}},
+       {{"if (is_q) xq_out_store(t, v);", kLose4Glsl, false}},
+       {{"xq_out_store(id, v);", "    " + lose4_wgsl("v"), false}, {"xk_out_store(t, v);", "    " + lose4_wgsl("v"), false}}},
       // Every score the softmax reads is float16-precise, as if QK computed or stored it in float16
       // (naive and tiled alike); MASKED scores are left alone.
       {"sdpa_scores_in_float16", "sdpa", "sdpa_softmax", {DType::f32, DType::f16},

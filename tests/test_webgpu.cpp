@@ -92,7 +92,6 @@ TEST_F(WebGpu, EdgeCasesAgreeWithTheReference) {
   double seconds = 0;
   for (const OpDef* op : all_ops()) {
     for (DType t : op->dtypes) {
-      if (t == DType::bf16) continue;  // no GPU kernels: UNSUPPORTED, covered by the per-backend suite
       for (const Case& c : op->edge_cases(t)) {
         Expected e = prepare(c);
         ASSERT_TRUE(e.error.empty()) << c.id() << ": " << e.error;
@@ -180,8 +179,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 // there and fails the case, while every in-bounds value is right.
 TEST_F(WebGpu, WriteJustPastTheEndLandsInTheGuard) {
   KernelOverride broken(backend(), "rope_half",
-                        test::with_bug("gpu/webgpu/shaders/rope_half.wgsl", "out_[i] =",
-                                       "  if (i == pc.n - 1u) { out_[i + 1u] = DTYPE(0.0); }  // BUG: one past the end", true));
+                        test::with_bug("gpu/webgpu/shaders/rope_half.wgsl", "out_store(t, v);",
+                                       "  if (t == pc.n - 1u) { let e = out_numel(); out_[e / 4u][e % 4u] = out_[0][0]; }  // BUG: one past the end",
+                                       true));
   for (const char* id : {"rope_half/B=1,H=1,S=2,D=4/float32/buffer/seed=2", "rope_half/B=1,H=1,S=3,D=6/float16/buffer/seed=2"}) {
     CaseResult r = run_id(backend(), id);
     EXPECT_EQ(r.outcome, Outcome::fail) << line(r);
@@ -300,7 +300,9 @@ TEST(WgslReflect, RejectsWhatItCannotBind) {
   throws_with("@group(1) @binding(0) var<storage, read> x : array<f32>;", "@group(0)");
   throws_with("struct P { v: vec2<f32> }\n@group(0) @binding(0) var<uniform> pc : P;", "v: vec2<f32>");
   throws_with("@group(0) @binding(0) var<uniform> pc : Missing;", "not declared");
-  throws_with("@group(0) @binding(0) var tex : texture_2d<f32>;", "do not follow");
+  throws_with("@group(0) @binding(0) var tex : texture_2d<f32>;", "is not texture_3d");
+  throws_with("@group(0) @binding(0) var tex : texture_storage_3d<rgba32float, read_write>;", "is not texture_3d");
+  throws_with("@group(0) var<storage, read> x : array<f32>;\n@binding(1) fn f() {}", "do not follow");
 }
 
 }  // namespace

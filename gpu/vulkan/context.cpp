@@ -351,8 +351,8 @@ void Device::destroy() {
   fn.vkDestroyDevice(handle, nullptr);
 }
 
-VkDescriptorPool Device::descriptor_pool(uint32_t sets, uint32_t buffers) {
-  if (descriptors_ && sets <= descriptor_sets_ && buffers <= descriptor_buffers_) {
+VkDescriptorPool Device::descriptor_pool(uint32_t sets, uint32_t buffers, uint32_t images) {
+  if (descriptors_ && sets <= descriptor_sets_ && buffers <= descriptor_buffers_ && images <= descriptor_images_) {
     check(fn.vkResetDescriptorPool(handle, descriptors_, 0), "vkResetDescriptorPool");
     return descriptors_;
   }
@@ -361,11 +361,13 @@ VkDescriptorPool Device::descriptor_pool(uint32_t sets, uint32_t buffers) {
   // Grown geometrically, so that a sweep's growing plans recreate it only a few times.
   descriptor_sets_ = std::max({sets, 2 * descriptor_sets_, 16u});
   descriptor_buffers_ = std::max({buffers, 2 * descriptor_buffers_, 64u});
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptor_buffers_};
+  descriptor_images_ = std::max({images, 2 * descriptor_images_, 64u});
+  VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptor_buffers_},
+                                  {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptor_images_}};
   VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   ci.maxSets = descriptor_sets_;
-  ci.poolSizeCount = 1;
-  ci.pPoolSizes = &size;
+  ci.poolSizeCount = 2;
+  ci.pPoolSizes = sizes;
   check(fn.vkCreateDescriptorPool(handle, &ci, nullptr, &descriptors_), "vkCreateDescriptorPool");
   return descriptors_;
 }

@@ -85,8 +85,9 @@ class Device {
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
-  // An empty descriptor pool with room for `sets` sets holding `buffers` storage buffers in all.
-  VkDescriptorPool descriptor_pool(uint32_t sets, uint32_t buffers);
+  // An empty descriptor pool with room for `sets` sets holding `buffers` storage buffers and
+  // `images` storage images in all.
+  VkDescriptorPool descriptor_pool(uint32_t sets, uint32_t buffers, uint32_t images);
 
   const Adapter adapter;
   VolkDeviceTable fn{};  // per-device pointers: several devices may live at once (a lost one, a new one)
@@ -102,6 +103,7 @@ class Device {
   VkDescriptorPool descriptors_ = VK_NULL_HANDLE;
   uint32_t descriptor_sets_ = 0;
   uint32_t descriptor_buffers_ = 0;
+  uint32_t descriptor_images_ = 0;
 };
 
 }  // namespace ts::vk

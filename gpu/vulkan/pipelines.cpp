@@ -25,7 +25,8 @@ const Pipeline& Pipelines::get(const Program& program, uint32_t workgroup_size) 
   const Reflection& r = program.reflection;
   std::vector<VkDescriptorSetLayoutBinding> bindings;
   for (const StorageBinding& b : r.buffers)
-    bindings.push_back({b.binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+    bindings.push_back({b.binding, b.image ? VK_DESCRIPTOR_TYPE_STORAGE_IMAGE : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                        VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
   VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, r.push_size};
   VkShaderModule module = VK_NULL_HANDLE;
   Pipeline p;

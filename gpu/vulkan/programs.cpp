@@ -10,17 +10,23 @@ namespace ts::vk {
 
 namespace {
 
-// The dtype a kernel computes in: `DTYPE x[]` blocks follow the case dtype.
+// The case dtype of plain `DTYPE x[]` / `DTYPE4 x[]` arrays (tensors that are always buffers, such
+// as KV caches): TO_FLOAT / TO_VEC4 widen an element / a vec4 of them to float32, FROM_FLOAT /
+// FROM_VEC4 round back (bfloat16 through the preamble's conversion; its words are 16-bit integers).
 std::string dtype_defines(DType t) {
-  auto defs = [](const char* scalar, const char* vec4, int f16) {
-    return cat("#define DTYPE ", scalar, "\n#define DTYPE4 ", vec4, "\n#define IS_F16 ", f16, "\n");
+  auto defs = [](const char* scalar, const char* vec4, int f16, const char* to, const char* to4, const char* from,
+                 const char* from4) {
+    return cat("#define DTYPE ", scalar, "\n#define DTYPE4 ", vec4, "\n#define IS_F16 ", f16, "\n#define TO_FLOAT(x) ", to,
+               "\n#define TO_VEC4(x) ", to4, "\n#define FROM_FLOAT(x) ", from, "\n#define FROM_VEC4(x) ", from4, "\n");
   };
   switch (t) {
-    case DType::f32: return defs("float", "vec4", 0);
-    case DType::f16: return defs("float16_t", "f16vec4", 1);
-    case DType::i8: return defs("int8_t", "i8vec4", 0);
-    case DType::i32: return defs("int", "ivec4", 0);
+    case DType::f32: return defs("float", "vec4", 0, "float(x)", "vec4(x)", "float(x)", "vec4(x)");
+    case DType::f16: return defs("float16_t", "f16vec4", 1, "float(x)", "vec4(x)", "float16_t(x)", "f16vec4(x)");
     case DType::bf16:
+      return defs("uint16_t", "u16vec4", 0, "ts_bf16_to_float(uint(x))", "ts_bf16_to_vec4(uvec4(x))",
+                  "uint16_t(ts_float_to_bf16(x))", "u16vec4(ts_vec4_to_bf16(x))");
+    case DType::i8: return defs("int8_t", "i8vec4", 0, "float(x)", "vec4(x)", "int8_t(x)", "i8vec4(x)");
+    case DType::i32: return defs("int", "ivec4", 0, "float(x)", "vec4(x)", "int(x)", "ivec4(x)");
     case DType::f64: break;
   }
   throw Unsupported(cat("vulkan: no kernels for case dtype ", dtype_name(t)));
@@ -28,27 +34,33 @@ std::string dtype_defines(DType t) {
 
 }  // namespace
 
-const Program& Programs::get(const Dispatch& d, DType dtype) {
+const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_of) {
   std::string_view preamble = embedded("gpu/vulkan/shaders/preamble.glsl");
   auto o = overrides_.find(d.kernel);
-  std::string_view source = o != overrides_.end() ? std::string_view(o->second)
-                                                  : embedded("gpu/vulkan/shaders/" + d.kernel + ".comp");
+  std::string_view original = o != overrides_.end() ? std::string_view(o->second)
+                                                    : embedded("gpu/vulkan/shaders/" + d.kernel + ".comp");
+  std::string source;
+  std::vector<AccessorDecl> decls = parse_accessors(original, d.kernel, &source);
+  std::vector<TensorForm> forms;
+  for (const AccessorDecl& a : decls) forms.push_back(form_of(a.name, a.binding));
+  const std::string accessors = accessor_glsl(decls, forms);
   std::string defines = dtype_defines(dtype);
   for (const std::string& def : d.defines) {
     size_t eq = def.find('=');
     defines += eq == std::string::npos ? cat("#define ", def, "\n")
                                        : cat("#define ", def.substr(0, eq), " ", def.substr(eq + 1), "\n");
   }
-  std::string text = cat(preamble, defines, source);
+  std::string text = cat(preamble, defines, accessors, source);
   if (auto hit = cache_.find(text); hit != cache_.end()) {
     ++cache_hits;
     return hit->second;
   }
   // Separate parts so that compiler messages say "axpy.comp:3" rather than a line of the whole text.
   Program p;
-  p.spirv = compile_compute({{"preamble.glsl", preamble}, {"defines", defines}, {d.kernel + ".comp", source}},
-                            d.kernel);
+  p.spirv = compile_compute(
+      {{"preamble.glsl", preamble}, {"defines", defines}, {"accessors", accessors}, {d.kernel + ".comp", source}}, d.kernel);
   p.reflection = reflect(p.spirv, d.kernel);
+  p.accessors = std::move(decls);
   p.id = ++compiles;
   return cache_.emplace(std::move(text), std::move(p)).first->second;
 }

@@ -1,13 +1,18 @@
 #pragma once
 // Kernel text assembly and the in-memory SPIR-V cache: a kernel is compiled and reflected once per
-// distinct text (preamble + dtype defines + plan defines + source), whatever the device.
+// distinct text (preamble + dtype defines + plan defines + accessors + source), whatever the device.
+// The accessors are generated from the layout and dtype of each tensor the kernel declares with
+// TS_INPUT / TS_OUTPUT (gpu/vulkan/accessors.h), so the text, and with it the cache key, holds them;
+// shapes never enter it (the accessors read them from ts_meta).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/op.h"
+#include "gpu/vulkan/accessors.h"
 #include "gpu/vulkan/reflect.h"
 
 namespace ts::vk {
@@ -16,12 +21,17 @@ struct Program {
   uint64_t id = 0;  // distinct per text: keys the per-device pipelines
   std::vector<uint32_t> spirv;
   Reflection reflection;
+  std::vector<AccessorDecl> accessors;  // the kernel's TS_INPUT / TS_OUTPUT tensors
 };
 
 class Programs {
  public:
-  // Throws std::runtime_error naming the kernel: unknown kernel, compile error, unbindable resources.
-  const Program& get(const Dispatch& d, DType dtype);
+  // The form of the tensor a kernel declares as `name` (TS_INPUT / TS_OUTPUT) in this case; throws
+  // if the case has no such tensor.
+  using FormOf = std::function<TensorForm(const std::string& name, uint32_t binding)>;
+  // Throws std::runtime_error naming the kernel: unknown kernel, compile error, unbindable resources;
+  // Unsupported for a dtype or tensor form without kernels.
+  const Program& get(const Dispatch& d, DType dtype, const FormOf& form_of);
   void set_source(const std::string& kernel, std::string source) { overrides_[kernel] = std::move(source); }
 
   uint64_t compiles = 0;

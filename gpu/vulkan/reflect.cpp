@@ -121,14 +121,13 @@ Reflection reflect(const std::vector<uint32_t>& spirv, const std::string& kernel
 
   const std::pair<spvc_resource_type, const char*> unbindable[] = {
       {SPVC_RESOURCE_TYPE_UNIFORM_BUFFER, "uniform buffer"},
-      {SPVC_RESOURCE_TYPE_STORAGE_IMAGE, "storage image"},
       {SPVC_RESOURCE_TYPE_SAMPLED_IMAGE, "sampled image"},
       {SPVC_RESOURCE_TYPE_SEPARATE_IMAGE, "image"},
       {SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS, "sampler"},
       {SPVC_RESOURCE_TYPE_ACCELERATION_STRUCTURE, "acceleration structure"}};
   for (auto [type, what] : unbindable)
     if (auto [items, n] = r.list(type); n)
-      r.fail(cat("declares ", what, " '", items[0].name, "'; the vulkan backend binds storage buffers only"));
+      r.fail(cat("declares ", what, " '", items[0].name, "'; the vulkan backend binds storage buffers and storage images only"));
 
   Reflection out;
   auto [buffers, nbuf] = r.list(SPVC_RESOURCE_TYPE_STORAGE_BUFFER);
@@ -140,7 +139,18 @@ Reflection reflect(const std::vector<uint32_t>& spirv, const std::string& kernel
       r.fail(cat("storage buffer '", b.name, "' is an array of blocks"));
     const char* first = spvc_compiler_get_member_name(r.compiler, b.base_type_id, 0);
     if (!first || !*first) r.fail(cat("storage buffer '", b.name, "' has no named first member"));
-    out.buffers.push_back({spvc_compiler_get_decoration(r.compiler, b.id, SpvDecorationBinding), first});
+    out.buffers.push_back({spvc_compiler_get_decoration(r.compiler, b.id, SpvDecorationBinding), first, false});
+  }
+  auto [images, nimg] = r.list(SPVC_RESOURCE_TYPE_STORAGE_IMAGE);
+  for (size_t i = 0; i < nimg; ++i) {
+    const spvc_reflected_resource& b = images[i];
+    if (spvc_compiler_get_decoration(r.compiler, b.id, SpvDecorationDescriptorSet) != 0)
+      r.fail(cat("storage image '", b.name, "' is not in descriptor set 0"));
+    if (spvc_type_get_num_array_dimensions(spvc_compiler_get_type_handle(r.compiler, b.type_id)) != 0)
+      r.fail(cat("storage image '", b.name, "' is an array of images"));
+    if (spvc_type_get_image_dimension(spvc_compiler_get_type_handle(r.compiler, b.base_type_id)) != SpvDim3D)
+      r.fail(cat("storage image '", b.name, "' is not 3-D (texture3d tensors are image3D)"));
+    out.buffers.push_back({spvc_compiler_get_decoration(r.compiler, b.id, SpvDecorationBinding), b.name, true});
   }
 
   auto [push, npush] = r.list(SPVC_RESOURCE_TYPE_PUSH_CONSTANT);

@@ -1,6 +1,7 @@
 #pragma once
-// What a kernel's SPIR-V declares, read with SPIRV-Cross: the storage buffers it binds (by the name
-// of each block's first member), its push-constant members, and the capabilities it needs.
+// What a kernel's SPIR-V declares, read with SPIRV-Cross: the storage buffers and storage images it
+// binds (by the name of each block's first member, or the image's), its push-constant members, and
+// the capabilities it needs.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,7 +10,8 @@ namespace ts::vk {
 
 struct StorageBinding {
   uint32_t binding = 0;  // in descriptor set 0
-  std::string array;     // the block's first member: `buffer XqBuf { DTYPE xq[]; }` -> "xq"
+  std::string array;     // the block's first member: `buffer XqBuf { DTYPE xq[]; }` -> "xq"; an image's name
+  bool image = false;    // a storage image (texture3d tensors), else a storage buffer
 };
 
 struct PushMember {
@@ -20,7 +22,7 @@ struct PushMember {
 };
 
 struct Reflection {
-  std::vector<StorageBinding> buffers;
+  std::vector<StorageBinding> buffers;  // storage buffers and storage images
   std::vector<PushMember> push;
   uint32_t push_size = 0;  // bytes of the push-constant block, 0 if none
   std::vector<uint32_t> capabilities;  // SPIR-V OpCapability values

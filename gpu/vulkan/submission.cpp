@@ -8,10 +8,18 @@ namespace ts::vk {
 
 namespace {
 
-// Whole words: kernels may reach 8/16-bit data through 32-bit accesses, and an empty tensor still
-// needs a buffer to bind.
+// Whole 16-byte texels: kernels may reach 8/16-bit data through 32-bit accesses, layout accessors
+// read a buffer's data as 4-lane texels, and an empty tensor still needs a buffer to bind.
+VkDeviceSize round16(VkDeviceSize n) { return (n + 15) & ~VkDeviceSize(15); }
 VkDeviceSize device_size(const HostBuffer& h) {
-  return std::max<VkDeviceSize>(4, (h.bytes.size() + 3) & ~VkDeviceSize(3));
+  return h.image() ? VkDeviceSize(h.bytes.size()) : std::max<VkDeviceSize>(16, round16(h.bytes.size()));
+}
+
+VkBufferImageCopy whole_image(const HostBuffer& h) {
+  VkBufferImageCopy r{};  // buffer rows tightly packed: texels x fastest, as HostBuffer::bytes
+  r.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  r.imageExtent = {uint32_t(h.phys.extent[0]), uint32_t(h.phys.extent[1]), uint32_t(h.phys.extent[2])};
+  return r;
 }
 
 void barrier(const Device& dev, VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
@@ -20,10 +28,28 @@ void barrier(const Device& dev, VkCommandBuffer cmd, VkPipelineStageFlags src_st
   dev.fn.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
 }
 
+// As barrier(), also moving `images` from layout `from` to `to`: storage images are GENERAL while
+// kernels run, transfers use the TRANSFER_*_OPTIMAL layouts (the validation layer warns otherwise).
+void barrier(const Device& dev, VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
+             VkPipelineStageFlags dst_stage, VkAccessFlags dst, const std::vector<VkImage>& images,
+             VkImageLayout from, VkImageLayout to) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, src, dst};
+  std::vector<VkImageMemoryBarrier> ib;
+  for (VkImage image : images) {
+    VkImageMemoryBarrier b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER, nullptr, src, dst, from, to};
+    b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    b.image = image;
+    b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    ib.push_back(b);
+  }
+  dev.fn.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &mb, 0, nullptr, uint32_t(ib.size()), ib.data());
+}
+
 }  // namespace
 
 Submission::~Submission() {
   for (const Slot& s : slots_) {
+    if (s.image.image) destroy_image(dev_, images_, s.image);
     pool_.release(s.device, BufferPool::Role::device);
     pool_.release(s.staging, BufferPool::Role::staging);
     pool_.release(s.snapshot, BufferPool::Role::staging);
@@ -33,9 +59,11 @@ Submission::~Submission() {
 void Submission::upload(const std::vector<HostBuffer>& host, uint64_t& allocations) {
   for (const HostBuffer& h : host) {
     VkDeviceSize size = device_size(h);
-    slots_.push_back({pool_.acquire(size, BufferPool::Role::device), {}});
+    slots_.emplace_back();
     ++allocations;
     Slot& s = slots_.back();
+    if (h.image()) s.image = create_image(dev_, images_, h);
+    else s.device = pool_.acquire(size, BufferPool::Role::device);
     if (!s.device.mapped) s.staging = pool_.acquire(size, BufferPool::Role::staging);
     if (h.snapshot) s.snapshot = pool_.acquire(size, BufferPool::Role::staging);
     void* dst = s.device.mapped ? s.device.mapped : s.staging.mapped;
@@ -45,9 +73,10 @@ void Submission::upload(const std::vector<HostBuffer>& host, uint64_t& allocatio
 
 VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<HostBuffer>& host) {
   const VkDeviceSize align = dev_.adapter.props.limits.minStorageBufferOffsetAlignment;
-  size_t nbindings = 0;
-  for (const Step& st : steps) nbindings += st.bindings.size();
-  VkDescriptorPool descriptors = dev_.descriptor_pool(uint32_t(steps.size()), uint32_t(nbindings));
+  uint32_t nbuffers = 0, nimages = 0;
+  for (const Step& st : steps)
+    for (auto [binding, index] : st.bindings) ++(host[index].image() ? nimages : nbuffers);
+  VkDescriptorPool descriptors = dev_.descriptor_pool(uint32_t(steps.size()), nbuffers, nimages);
   std::vector<VkDescriptorSetLayout> layouts;
   for (const Step& st : steps) layouts.push_back(st.pipeline->set_layout);
   std::vector<VkDescriptorSet> sets(steps.size());
@@ -56,20 +85,34 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
   if (!sets.empty())
     check(dev_.fn.vkAllocateDescriptorSets(dev_.handle, &set_ai, sets.data()), "vkAllocateDescriptorSets");
   std::vector<VkDescriptorBufferInfo> infos;
-  infos.reserve(nbindings);  // the writes point into it
+  std::vector<VkDescriptorImageInfo> image_infos;
+  infos.reserve(nbuffers);  // the writes point into them
+  image_infos.reserve(nimages);
   std::vector<VkWriteDescriptorSet> writes;
   for (size_t i = 0; i < steps.size(); ++i)
     for (auto [binding, index] : steps[i].bindings) {
       const HostBuffer& h = host[index];
-      if (h.offset % align)
-        throw std::runtime_error(cat("vulkan: buffer '", h.name, "' starts at offset ", h.offset,
-                                     ", not a multiple of minStorageBufferOffsetAlignment (", align, ")"));
-      // An empty tensor still needs a non-empty range: the rest of its (guard) buffer.
-      infos.push_back({slots_[index].device.buffer, h.offset, h.size ? VkDeviceSize(h.size) : VK_WHOLE_SIZE});
       VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       w.dstSet = sets[i];
       w.dstBinding = binding;
       w.descriptorCount = 1;
+      if (h.image()) {
+        image_infos.push_back({VK_NULL_HANDLE, slots_[index].image.view, VK_IMAGE_LAYOUT_GENERAL});
+        w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+        w.pImageInfo = &image_infos.back();
+        writes.push_back(w);
+        continue;
+      }
+      if (h.offset % align)
+        throw std::runtime_error(cat("vulkan: buffer '", h.name, "' starts at offset ", h.offset,
+                                     ", not a multiple of minStorageBufferOffsetAlignment (", align, ")"));
+      // An empty tensor still needs a non-empty range: the rest of its (guard) buffer. An input's
+      // range covers its last texel whole (accessors load texels); an output's stays exact, its
+      // trailing guard included, so that any write past it is dropped rather than unseen.
+      VkDeviceSize range = h.size ? VkDeviceSize(h.size) : VK_WHOLE_SIZE;
+      if (h.size && !h.read_back)
+        range = std::min<VkDeviceSize>(round16(h.size), dev_.adapter.props.limits.maxStorageBufferRange);
+      infos.push_back({slots_[index].device.buffer, h.offset, range});
       w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       w.pBufferInfo = &infos.back();
       writes.push_back(w);
@@ -90,9 +133,36 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
     VkBufferCopy region{0, 0, device_size(host[i])};
     dev_.fn.vkCmdCopyBuffer(cmd, from, to, 1, &region);
   };
+  // From the slot's buffer or image (then in TRANSFER_SRC_OPTIMAL layout) into a host-visible buffer.
+  auto copy_out = [&](size_t i, VkBuffer to) {
+    const Slot& s = slots_[i];
+    if (!s.image.image) return copy(i, s.device.buffer, to);
+    VkBufferImageCopy region = whole_image(host[i]);
+    dev_.fn.vkCmdCopyImageToBuffer(cmd, s.image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, to, 1, &region);
+  };
+  std::vector<VkImage> images, read_images;
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].image.image) {
+      images.push_back(slots_[i].image.image);
+      if (host[i].read_back) read_images.push_back(slots_[i].image.image);
+    }
+  // Images start undefined: filled in TRANSFER_DST_OPTIMAL, then GENERAL for the kernels.
+  if (!images.empty())
+    barrier(dev_, cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, images,
+            VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
   if (staged) {
-    for (size_t i = 0; i < slots_.size(); ++i) copy(i, slots_[i].staging.buffer, slots_[i].device.buffer);
-    barrier(dev_, cmd, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, kCompute, kShaderRW);
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const Slot& s = slots_[i];
+      if (s.image.image) {
+        VkBufferImageCopy region = whole_image(host[i]);
+        dev_.fn.vkCmdCopyBufferToImage(cmd, s.staging.buffer, s.image.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
+                                       &region);
+      } else if (s.staging.buffer) {
+        copy(i, s.staging.buffer, s.device.buffer);
+      }
+    }
+    barrier(dev_, cmd, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, kCompute, kShaderRW, images,
+            VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
   }
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& st = steps[i];
@@ -104,24 +174,30 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
       dev_.fn.vkCmdPushConstants(cmd, st.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(st.push.size()),
                                  st.push.data());
     dev_.fn.vkCmdDispatch(cmd, st.grid.groups[0], st.grid.groups[1], st.grid.groups[2]);
-    bool copied = false;
+    std::vector<size_t> snap;
+    std::vector<VkImage> snap_images;
     for (auto [binding, index] : st.bindings) {
       Slot& s = slots_[index];
       if (!s.snapshot.buffer || s.snapped) continue;
-      if (!copied) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kTransfer, VK_ACCESS_TRANSFER_READ_BIT);
-      copied = true;
       s.snapped = true;
       s.first_kernel = st.kernel;
-      copy(index, s.device.buffer, s.snapshot.buffer);
+      snap.push_back(index);
+      if (s.image.image) snap_images.push_back(s.image.image);
     }
+    if (snap.empty()) continue;
+    barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kTransfer, VK_ACCESS_TRANSFER_READ_BIT, snap_images,
+            VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    for (size_t index : snap) copy_out(index, slots_[index].snapshot.buffer);
     // The next dispatch may overwrite what was just copied.
-    if (copied) barrier(dev_, cmd, kTransfer, 0, kCompute, kShaderRW);
+    barrier(dev_, cmd, kTransfer, 0, kCompute, kShaderRW, snap_images, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+            VK_IMAGE_LAYOUT_GENERAL);
   }
   barrier(dev_, cmd, kCompute | kTransfer, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-          kTransfer | VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT);
+          kTransfer | VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT, read_images,
+          VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
   if (staged) {
     for (size_t i = 0; i < slots_.size(); ++i)
-      if (host[i].read_back) copy(i, slots_[i].device.buffer, slots_[i].staging.buffer);
+      if (host[i].read_back && slots_[i].staging.buffer) copy_out(i, slots_[i].staging.buffer);
     barrier(dev_, cmd, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   }
   check(dev_.fn.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");

@@ -1,6 +1,6 @@
 #pragma once
-// One case on the device: a buffer per host buffer and the whole plan in the device's command
-// buffer. Kept alive, with its device, while a timed-out kernel may still be running.
+// One case on the device: a buffer or a 3-D image per host buffer and the whole plan in the device's
+// command buffer. Kept alive, with its device, while a timed-out kernel may still be running.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -8,6 +8,7 @@
 
 #include "gpu/gpu_backend.h"
 #include "gpu/vulkan/buffers.h"
+#include "gpu/vulkan/images.h"
 #include "gpu/vulkan/pipelines.h"
 
 namespace ts::vk {
@@ -23,12 +24,12 @@ struct Step {
 
 class Submission {
  public:
-  Submission(Device& device, BufferPool& pool) : dev_(device), pool_(pool) {}
+  Submission(Device& device, BufferPool& pool, ImageMemory& images) : dev_(device), pool_(pool), images_(images) {}
   ~Submission();
   Submission(const Submission&) = delete;
   Submission& operator=(const Submission&) = delete;
 
-  // A device buffer per host buffer, filled with its bytes; counts each buffer.
+  // A device buffer (an image for texture layouts) per host buffer, filled with its bytes; counts each.
   void upload(const std::vector<HostBuffer>& host, uint64_t& allocations);
   // Records the steps with a barrier between consecutive dispatches (later ones read earlier
   // outputs), a copy of each snapshot buffer right after the first step that binds it, and the
@@ -41,8 +42,9 @@ class Submission {
 
  private:
   struct Slot {
-    Buffer device;
-    Buffer staging;   // empty when the device buffer itself is mapped
+    Buffer device;    // empty for an image
+    Image image;      // texture layouts: the tensor's image, in VK_IMAGE_LAYOUT_GENERAL once filled
+    Buffer staging;   // empty when the device buffer itself is mapped; always there for an image
     Buffer snapshot;  // host-visible: the buffer after the first step binding it (HostBuffer::snapshot only)
     bool snapped = false;
     std::string first_kernel;  // that step's kernel
@@ -50,6 +52,7 @@ class Submission {
 
   Device& dev_;
   BufferPool& pool_;
+  ImageMemory& images_;
   std::vector<Slot> slots_;
   bool submitted_ = false;  // the device's fence is this case's
 };

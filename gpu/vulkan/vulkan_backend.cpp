@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "gpu/vulkan/context.h"
+#include "gpu/vulkan/images.h"
 #include "gpu/vulkan/pipelines.h"
 #include "gpu/vulkan/programs.h"
 #include "gpu/vulkan/submission.h"
@@ -17,9 +18,10 @@ namespace vk {
 // A logical device with its buffers and pipelines: replaced as a whole when a kernel hangs or the
 // device is lost.
 struct Gpu {
-  explicit Gpu(const Adapter& a) : device(a), buffers(device), pipelines(device) {}
+  explicit Gpu(const Adapter& a) : device(a), buffers(device), images(device), pipelines(device) {}
   Device device;
   BufferPool buffers;
+  ImageMemory images;
   Pipelines pipelines;
 };
 
@@ -95,8 +97,29 @@ struct VulkanBackend::State {
     instance->messages().resize(seen);
   }
 
-  vk::Step prepare(const Dispatch& d, const std::vector<HostBuffer>& buffers, DType dtype, uint32_t wg) {
-    const vk::Program& prog = programs.get(d, dtype);
+  // The host buffer a kernel binds as `tensor` (binding `binding`); throws naming both if the case has none.
+  static size_t find_tensor(const Dispatch& d, const std::vector<HostBuffer>& buffers, const std::string& tensor,
+                            uint32_t binding) {
+    auto it = std::find_if(buffers.begin(), buffers.end(), [&](const HostBuffer& h) { return h.name == tensor; });
+    if (it == buffers.end()) {
+      std::string names;
+      for (const HostBuffer& h : buffers) names += (names.empty() ? "" : ", ") + h.name;
+      throw std::runtime_error(cat("vulkan: kernel '", d.kernel, "' binds tensor '", tensor, "' (binding ", binding,
+                                   "), which is not among the case's buffers (", names, ")"));
+    }
+    return size_t(it - buffers.begin());
+  }
+
+  // A step's bindings and push constants; `meta` receives ts_meta's contents when the kernel declares
+  // tensors through TS_INPUT / TS_OUTPUT (it binds at kMetaBinding, appended by run()): the dims of
+  // accessor_meta() and, from entry kLayoutMeta, each tensor's layout (gpu/vulkan/accessors.h).
+  vk::Step prepare(const Dispatch& d, const std::vector<HostBuffer>& buffers, DType dtype, uint32_t wg,
+                   std::vector<uint32_t>& meta) {
+    auto form_of = [&](const std::string& name, uint32_t binding) {
+      const HostBuffer& h = buffers[find_tensor(d, buffers, bound_tensor(d, name), binding)];
+      return vk::TensorForm{h.phys.layout, h.dtype};
+    };
+    const vk::Program& prog = programs.get(d, dtype, form_of);
     const vk::Reflection& r = prog.reflection;
     for (uint32_t cap : r.capabilities)
       if (std::string why = adapter.missing_for(cap); !why.empty())
@@ -110,16 +133,28 @@ struct VulkanBackend::State {
                             adapter.props.deviceName, " allows ", adapter.props.limits.maxPushConstantsSize));
     vk::Step st;
     st.kernel = d.kernel;
+    std::vector<std::pair<uint32_t, const HostBuffer*>> declared;
+    meta.clear();
     for (const vk::StorageBinding& b : r.buffers) {
-      const std::string tensor = bound_tensor(d, b.array);
-      auto it = std::find_if(buffers.begin(), buffers.end(), [&](const HostBuffer& h) { return h.name == tensor; });
-      if (it == buffers.end()) {
-        std::string names;
-        for (const HostBuffer& h : buffers) names += (names.empty() ? "" : ", ") + h.name;
-        throw std::runtime_error(cat("vulkan: kernel '", d.kernel, "' binds tensor '", tensor, "' (binding ",
-                                     b.binding, "), which is not among the case's buffers (", names, ")"));
-      }
-      st.bindings.push_back({b.binding, size_t(it - buffers.begin())});
+      if (b.binding == kMetaBinding && !b.image && b.array == "ts_meta" && !prog.accessors.empty()) continue;
+      auto acc = std::find_if(prog.accessors.begin(), prog.accessors.end(),
+                              [&](const vk::AccessorDecl& a) { return a.binding == b.binding; });
+      const bool declared_here = acc != prog.accessors.end();
+      const std::string tensor = bound_tensor(d, declared_here ? acc->name : b.array);
+      const size_t index = find_tensor(d, buffers, tensor, b.binding);
+      const HostBuffer& h = buffers[index];
+      if (h.image() != b.image)
+        throw std::runtime_error(cat("vulkan: kernel '", d.kernel, "' binds tensor '", tensor, "' (binding ", b.binding,
+                                     ") as a storage ", b.image ? "image" : "buffer", ", but the case holds it as ",
+                                     layout_name(h.phys.layout),
+                                     declared_here ? "" : " (declare it with TS_INPUT / TS_OUTPUT: gpu/ACCESSORS.md)"));
+      if (declared_here) declared.push_back({b.binding, &h});
+      st.bindings.push_back({b.binding, index});
+    }
+    if (!prog.accessors.empty()) {
+      meta = accessor_meta(declared);
+      meta.resize(4 * (vk::kLayoutMeta + kMetaBinding), 0);
+      for (auto [binding, h] : declared) meta[4 * (vk::kLayoutMeta + binding)] = uint32_t(h->phys.layout);
     }
     st.push.resize(r.push_size);
     for (const vk::PushMember& m : r.push) {
@@ -141,8 +176,30 @@ struct VulkanBackend::State {
            uint64_t& allocations, uint64_t& dispatches) {
     if (!gpu) gpu = std::make_unique<vk::Gpu>(adapter);
     std::vector<vk::Step> steps;
-    for (const Dispatch& d : plan) steps.push_back(prepare(d, buffers, dtype, wg));
-    auto work = std::make_unique<vk::Submission>(gpu->device, gpu->buffers);
+    std::vector<std::vector<uint32_t>> metas(plan.size());
+    for (size_t i = 0; i < plan.size(); ++i) steps.push_back(prepare(plan[i], buffers, dtype, wg, metas[i]));
+    for (const HostBuffer& h : buffers)
+      if (h.image()) vk::check_image_support(adapter, h);
+    // Each dispatch's ts_meta rides along as one more (input) buffer, removed again before returning.
+    const size_t own = buffers.size();
+    struct Trim {
+      std::vector<HostBuffer>& b;
+      size_t n;
+      ~Trim() { b.erase(b.begin() + ptrdiff_t(n), b.end()); }
+    } trim{buffers, own};
+    for (size_t i = 0; i < plan.size(); ++i) {
+      if (metas[i].empty()) continue;
+      HostBuffer m;
+      m.name = cat("ts_meta of ", plan[i].kernel);
+      m.dtype = DType::i32;
+      m.phys = physical({int64_t(metas[i].size())}, DType::i32, Layout::buffer);
+      m.bytes.resize(metas[i].size() * sizeof(uint32_t));
+      std::memcpy(m.bytes.data(), metas[i].data(), m.bytes.size());
+      m.size = m.bytes.size();
+      steps[i].bindings.push_back({kMetaBinding, buffers.size()});
+      buffers.push_back(std::move(m));
+    }
+    auto work = std::make_unique<vk::Submission>(gpu->device, gpu->buffers, gpu->images);
     work->upload(buffers, allocations);
     VkResult r = work->submit(steps, buffers);
     dispatches += steps.size();
@@ -186,6 +243,9 @@ std::unique_ptr<VulkanBackend> VulkanBackend::create(const VulkanOptions& option
     // which also holds the guard bands.
     lim.max_buffer_bytes = std::min<uint64_t>(l.maxStorageBufferRange, s->adapter.max_allocation - 2 * kGuardBytes);
     lim.f16 = s->adapter.features.storage16 && s->adapter.features.float16;
+    // bfloat16 is 16-bit words converted in the accessors: 16-bit storage, no 16-bit arithmetic.
+    lim.bf16 = s->adapter.features.storage16;
+    lim.max_image_3d = l.maxImageDimension3D;
     s->gpu = std::make_unique<vk::Gpu>(s->adapter);
     return std::unique_ptr<VulkanBackend>(new VulkanBackend(std::move(s)));
   } catch (const std::exception& e) {
@@ -222,6 +282,8 @@ DeviceInfo VulkanBackend::info() const {
   add(true, cat("max-workgroups=", lim.max_workgroups[0], "x", lim.max_workgroups[1], "x", lim.max_workgroups[2]));
   add(true, cat("max-workgroup-invocations=", lim.max_invocations));
   add(true, cat("max-storage-buffer=", lim.max_buffer_bytes));
+  add(true, cat("max-image-3d=", lim.max_image_3d));
+  add(lim.bf16, "bfloat16");
   add(s_->instance->validation(), "validation");
   return i;
 }

@@ -35,16 +35,42 @@ const std::vector<std::string> kDefaultToggles = {"vulkan_enable_f16_on_nvidia"}
 
 size_t round4(size_t n) { return (n + 3) & ~size_t(3); }
 
-// WebGPU buffer and binding sizes are whole 4-byte words, never 0; the bytes past a tensor's end
-// up to the word boundary belong to its guard band (GpuBackend checks them).
-size_t padded_size(size_t bytes) { return std::max<size_t>(4, round4(bytes)); }
+// WebGPU buffer and binding sizes here are whole 16-byte texels, never 0: the accessors read a
+// buffer as array<vec4<f32>> (or 8-byte texels), whose last texel must lie inside the binding. An
+// input's bytes past its end are zero; an output's belong to its guard band (GpuBackend checks them).
+size_t padded_size(size_t bytes) { return std::max<size_t>(16, (bytes + 15) & ~size_t(15)); }
 
-// What every kernel sees before its own text (WGSL has no preprocessor): the storage type, the
-// workgroup size as a pipeline-overridable constant, the plan's variant defines as constants, and
+// copyTextureToBuffer writes rows of texels at a multiple of 256 bytes apart.
+size_t row_pitch(const HostBuffer& b) { return (size_t(b.phys.extent[0]) * b.phys.texel_bytes + 255) & ~size_t(255); }
+
+// What the worker returns for a read-back buffer: its bytes, or an image's rows at row_pitch.
+size_t result_size(const HostBuffer& b) {
+  if (!b.image()) return padded_size(b.bytes.size());
+  return row_pitch(b) * size_t(b.phys.extent[1]) * size_t(b.phys.extent[2]);
+}
+
+// Copies a read-back region into `dst` (an image's rows repacked to texels x fastest).
+void take_result(const HostBuffer& b, const uint8_t* at, uint8_t* dst) {
+  if (b.bytes.empty()) return;  // an empty vector's data() may be null
+  if (!b.image()) {
+    std::memcpy(dst, at, b.bytes.size());
+    return;
+  }
+  const size_t row = size_t(b.phys.extent[0]) * b.phys.texel_bytes, pitch = row_pitch(b);
+  const size_t rows = size_t(b.phys.extent[1]) * size_t(b.phys.extent[2]);
+  if (row == pitch) {
+    std::memcpy(dst, at, row * rows);
+    return;
+  }
+  for (size_t r = 0; r < rows; ++r) std::memcpy(dst + r * row, at + r * pitch, row);
+}
+
+// What every kernel sees before its own text (WGSL has no preprocessor): the storage type (bfloat16
+// has none: its tensors go through the accessors), the workgroup size as a pipeline-overridable constant, the plan's variant defines as constants, and
 // the linear id of a grid that fold_grid() folded x first, then y (gpu/gpu_backend.cpp).
-std::string preamble(DType dtype, const std::vector<std::string>& defines) {
+std::string preamble(DType dtype, bool f16, const std::vector<std::string>& defines) {
   std::string s;
-  if (dtype == DType::f16) s += "enable f16;\n";
+  if (f16) s += "enable f16;\n";
   // int8 kernels address packed 32-bit words themselves: they get no DTYPE.
   if (dtype == DType::f32) s += "alias DTYPE = f32;\n";
   if (dtype == DType::f16) s += "alias DTYPE = f16;\n";
@@ -158,10 +184,53 @@ std::string WebGpuBackend::kernel_source(const std::string& kernel) const {
   return std::string(embedded("gpu/webgpu/shaders/" + kernel + ".wgsl"));
 }
 
-const WgslResources& WebGpuBackend::resources(const std::string& kernel, const std::string& source) {
-  auto it = reflected_.find(source);
-  if (it == reflected_.end()) it = reflected_.emplace(source, webgpu::reflect_wgsl(source, kernel)).first;
-  return it->second;
+const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const std::string& source, DType dtype,
+                                                     const std::vector<HostBuffer>& buffers,
+                                                     const std::map<std::string, size_t>& index) {
+  auto di = decls_.find(source);
+  if (di == decls_.end()) {
+    if (decls_.size() >= 256) decls_.clear();  // kernel overrides in tests: keep the maps bounded
+    di = decls_.emplace(source, webgpu::tensor_decls(source, d.kernel)).first;
+  }
+  const std::vector<webgpu::TensorDecl>& decls = di->second;
+  std::vector<webgpu::TensorForm> forms;
+  std::string key = cat(dtype_name(dtype), "\n");
+  for (const std::string& def : d.defines) key += cat(def, "\n");
+  for (const webgpu::TensorDecl& t : decls) {
+    const std::string tensor = bound_tensor(d, t.name);
+    auto bi = index.find(tensor);
+    if (bi == index.end())
+      throw std::runtime_error(cat("webgpu: kernel ", d.kernel, " declares '", t.name, "' for tensor '", tensor,
+                                   "', which the case does not have"));
+    const HostBuffer& b = buffers[bi->second];
+    forms.push_back({b.phys.layout, b.dtype});
+    key += cat(t.name, "=", layout_name(b.phys.layout), ":", dtype_name(b.dtype), "\n");
+  }
+  key += source;
+  auto it = programs_.find(key);
+  if (it != programs_.end()) return it->second;
+
+  Program p;
+  p.decls = decls;
+  bool f16 = dtype == DType::f16;
+  for (const webgpu::TensorForm& f : forms) f16 = f16 || f.dtype == DType::f16;
+  std::string pre = preamble(dtype, f16, d.defines);
+  if (!decls.empty()) {
+    webgpu::Expansion e;
+    try {
+      e = webgpu::expand(source, decls, forms);
+    } catch (const std::invalid_argument& ex) {
+      throw Unsupported(cat("webgpu: kernel ", d.kernel, ": ", ex.what()));
+    }
+    pre += webgpu::accessor_library(f16) + e.functions;
+    p.code = pre + e.kernel;
+  } else {
+    p.code = pre + source;
+  }
+  p.line0 = size_t(std::count(pre.begin(), pre.end(), '\n'));
+  p.res = webgpu::reflect_wgsl(p.code, d.kernel);
+  if (programs_.size() >= 256) programs_.clear();
+  return programs_.emplace(std::move(key), std::move(p)).first->second;
 }
 
 void WebGpuBackend::start() {
@@ -185,7 +254,12 @@ void WebGpuBackend::start() {
   // An output's binding runs on through its trailing guard, and its buffer holds a guard each side.
   const uint64_t binding = lim.at("maxStorageBufferBindingSize"), buffer = lim.at("maxBufferSize");
   limits_.max_buffer_bytes = std::min(binding, buffer - kGuardBytes) - kGuardBytes;
+  max_buffer_size_ = buffer;
   limits_.f16 = has("shader-f16");
+  limits_.bf16 = true;  // 32-bit words and rgba16uint images, converted in the accessors
+  limits_.max_image_3d = lim.at("maxTextureDimension3D");
+  formats_.clear();
+  for (auto& [format, why] : j.at("formats").items()) formats_[format] = why.is_null() ? "" : why.get<std::string>();
 
   const json& a = j.at("adapter");
   info_.backend = "webgpu";
@@ -201,6 +275,8 @@ void WebGpuBackend::start() {
   info_.capabilities.push_back(cat("max-workgroup-size-x=", limits_.max_workgroup_size_x));
   info_.capabilities.push_back(cat("max-invocations-per-workgroup=", limits_.max_invocations));
   info_.capabilities.push_back(cat("max-storage-binding=", binding));
+  info_.capabilities.push_back(cat("max-texture-3d=", limits_.max_image_3d));
+  for (auto& [format, why] : formats_) info_.capabilities.push_back(cat(why.empty() ? "texture3d:" : "no-texture3d:", format));
   if (a.value("isFallbackAdapter", false)) info_.capabilities.push_back("fallback-adapter");
   std::string flags;
   for (const json& fl : j.at("flags")) flags += cat(flags.empty() ? "" : " ", fl.get<std::string>());
@@ -220,40 +296,100 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
   for (size_t i = 0; i < buffers.size(); ++i) {
     const HostBuffer& b = buffers[i];
     buffer_index[b.name] = i;
-    head["buffers"].push_back({{"size", padded_size(b.bytes.size())}, {"init", blob.add(b.bytes)}, {"read", b.read_back}});
+    if (!b.image()) {
+      head["buffers"].push_back({{"size", padded_size(b.bytes.size())}, {"init", blob.add(b.bytes)}, {"read", b.read_back}});
+      continue;
+    }
+    if (b.snapshot) throw std::runtime_error(cat("webgpu: scratch tensor ", b.name, " cannot be an image"));
+    size_t texel = 0;
+    const char* format = nullptr;
+    try {
+      format = webgpu::texture_format(b.dtype, &texel);
+    } catch (const std::invalid_argument& e) {
+      throw Unsupported(cat("webgpu: tensor ", b.name, " as ", layout_name(b.phys.layout), ": ", e.what()));
+    }
+    auto f = formats_.find(format);
+    if (f == formats_.end() || !f->second.empty())
+      throw Unsupported(cat("webgpu: tensor ", b.name, " as ", layout_name(b.phys.layout), " needs a 3-D ", format,
+                            " texture (sampled and write-only storage), which Dawn refuses here: ",
+                            f == formats_.end() ? "not probed" : f->second));
+    head["buffers"].push_back({{"size", b.bytes.size()},
+                               {"init", blob.add(b.bytes)},
+                               {"read", b.read_back},
+                               {"image", {{"format", format},
+                                          {"extent", {b.phys.extent[0], b.phys.extent[1], b.phys.extent[2]}},
+                                          {"texel", texel}}}});
   }
 
+  // Everything read back shares one staging buffer, where an image's rows are 256 bytes apart: a
+  // narrow image can need many times its own size there.
+  uint64_t staging = 0;
+  for (const HostBuffer& b : buffers)
+    if (b.read_back || b.snapshot) staging += result_size(b) * (b.snapshot ? 2 : 1);
+  if (staging > max_buffer_size_)
+    throw Unsupported(cat("webgpu: reading this case back needs a ", staging, "-byte staging buffer (image rows are ",
+                          "256-byte aligned), over the device's maxBufferSize (", max_buffer_size_, ")"));
+
   std::map<std::string, size_t> shader_index;  // by WGSL text and workgroup size
+  std::map<std::vector<uint32_t>, size_t> metas;  // ts_meta contents -> buffer index
   size_t uniforms = 0;
   std::vector<std::pair<size_t, std::string>> snapshots;  // (buffer, kernel after which it is copied)
   std::vector<bool> snapped(buffers.size(), false);
   for (const Dispatch& d : plan) {
     const std::optional<Grid> grid = fold_grid(d.invocations, workgroup_size, limits_);
     if (!grid) throw std::runtime_error(cat("webgpu: dispatch ", d.kernel, " does not fit the device grid"));
-    const std::string source = kernel_source(d.kernel);
-    const WgslResources& res = resources(d.kernel, source);
-    const std::string pre = preamble(dtype, d.defines);
-    const std::string code = pre + source;
-    const std::string key = cat(grid->workgroup_size, "\n", code);
+    const Program& prog = program(d, kernel_source(d.kernel), dtype, buffers, buffer_index);
+    const WgslResources& res = prog.res;
+    const std::string key = cat(grid->workgroup_size, "\n", prog.code);
     auto [it, fresh] = shader_index.emplace(key, shader_index.size());
     if (fresh) {
       json layout = json::array();
-      for (const auto& s : res.storage) layout.push_back({s.binding, s.writable ? "storage" : "read-only-storage"});
+      for (const auto& s : res.storage) {
+        using K = webgpu::StorageBinding::Kind;
+        const std::string type = s.kind == K::texture           ? "texture:" + s.format
+                                 : s.kind == K::storage_texture ? "storage-texture:" + s.format
+                                 : s.writable                   ? "storage"
+                                                                : "read-only-storage";
+        layout.push_back({s.binding, type});
+      }
       if (res.uniform) layout.push_back({res.uniform->binding, "uniform"});
-      head["shaders"].push_back({{"code", code},
+      head["shaders"].push_back({{"code", prog.code},
                                  {"name", d.kernel + ".wgsl"},
-                                 {"line0", std::count(pre.begin(), pre.end(), '\n')},
+                                 {"line0", prog.line0},
                                  {"wg", grid->workgroup_size},
                                  {"layout", std::move(layout)}});
     }
+    // The accessors' dims: one ts_meta buffer per distinct content in the case.
+    size_t meta_index = 0;
+    if (!prog.decls.empty()) {
+      std::vector<std::pair<uint32_t, const HostBuffer*>> bound;
+      for (const auto& t : prog.decls) bound.emplace_back(t.binding, &buffers[buffer_index.at(bound_tensor(d, t.name))]);
+      std::vector<uint32_t> meta = accessor_meta(bound);
+      auto [m, added] = metas.emplace(std::move(meta), head["buffers"].size());
+      if (added) {
+        const auto* raw = reinterpret_cast<const uint8_t*>(m->first.data());
+        head["buffers"].push_back({{"size", padded_size(m->first.size() * 4)},
+                                   {"init", blob.add(std::span<const uint8_t>(raw, m->first.size() * 4))},
+                                   {"read", false}});
+      }
+      meta_index = m->second;
+    }
     json binds = json::array(), snaps = json::array();
     for (const auto& s : res.storage) {
+      if (s.binding == kMetaBinding && s.array == "ts_meta" && !prog.decls.empty()) {
+        binds.push_back({s.binding, meta_index, 0, head["buffers"][meta_index]["size"]});
+        continue;
+      }
       const std::string tensor = bound_tensor(d, s.array);
       auto bi = buffer_index.find(tensor);
       if (bi == buffer_index.end())
         throw std::runtime_error(cat("webgpu: kernel ", d.kernel, " binds '", s.array, "' to tensor '", tensor,
                                      "', which the case does not have"));
       const HostBuffer& hb = buffers[bi->second];
+      if (hb.image() != (s.kind != webgpu::StorageBinding::Kind::buffer))
+        throw std::runtime_error(cat("webgpu: kernel ", d.kernel, " binds '", s.array, "' as ",
+                                     hb.image() ? "a buffer" : "a texture", ", but tensor '", tensor, "' is ",
+                                     layout_name(hb.phys.layout), " in this case (declare it with TS_INPUT / TS_OUTPUT)"));
       binds.push_back({s.binding, bi->second, hb.offset, padded_size(hb.size)});
       if (hb.snapshot && !snapped[bi->second]) {
         snapped[bi->second] = true;
@@ -280,7 +416,7 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
       {reinterpret_cast<const uint8_t*>(header.data()), header.size()}};
   parts.insert(parts.end(), blob.parts().begin(), blob.parts().end());
 
-  allocations += buffers.size() + uniforms;
+  allocations += buffers.size() + metas.size() + uniforms;
   dispatches += plan.size();
   Frame reply;
   try {
@@ -294,21 +430,22 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
 
   size_t want = 0;
   for (const HostBuffer& b : buffers)
-    if (b.read_back) want += padded_size(b.bytes.size());
-  for (auto& [index, kernel] : snapshots) want += padded_size(buffers[index].bytes.size());
+    if (b.read_back) want += result_size(b);
+  for (auto& [index, kernel] : snapshots) want += result_size(buffers[index]);
   if (reply.payload.size() != want)
     throw std::runtime_error(cat("webgpu: the worker returned ", reply.payload.size(), " bytes, expected ", want));
   const uint8_t* at = reply.payload.data();
   for (HostBuffer& b : buffers) {
     if (!b.read_back) continue;
-    if (!b.bytes.empty()) std::memcpy(b.bytes.data(), at, b.bytes.size());  // an empty vector's data() may be null
-    at += padded_size(b.bytes.size());
+    take_result(b, at, b.bytes.data());
+    at += result_size(b);
   }
   for (auto& [index, kernel] : snapshots) {
     HostBuffer& b = buffers[index];
-    b.first_use.assign(at, at + b.bytes.size());
+    b.first_use.resize(b.bytes.size());
+    take_result(b, at, b.first_use.data());
     b.first_kernel = kernel;
-    at += padded_size(b.bytes.size());
+    at += result_size(b);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/gpu_backend.h"
+#include "gpu/webgpu/accessors.h"
 #include "gpu/webgpu/wgsl_reflect.h"
 
 namespace ts {
@@ -48,8 +49,18 @@ class WebGpuBackend : public GpuBackend {
 
  private:
   WebGpuBackend(WebGpuOptions options, std::vector<std::string> argv);
+  // A kernel as it runs in one case: preamble + accessors + the kernel with its declarations in
+  // place, and the resources reflected from that text.
+  struct Program {
+    std::string code;
+    size_t line0 = 0;  // lines before the kernel file's first
+    std::vector<webgpu::TensorDecl> decls;
+    webgpu::WgslResources res;
+  };
   void start();  // a fresh worker; fills info_ and limits_
-  const webgpu::WgslResources& resources(const std::string& kernel, const std::string& source);
+  // Cached per (kernel source, case dtype, defines, layout and dtype of each declared tensor).
+  const Program& program(const Dispatch& d, const std::string& source, DType dtype,
+                         const std::vector<HostBuffer>& buffers, const std::map<std::string, size_t>& index);
   std::string kernel_source(const std::string& kernel) const;
 
   WebGpuOptions options_;
@@ -57,8 +68,13 @@ class WebGpuBackend : public GpuBackend {
   std::unique_ptr<webgpu::WorkerProcess> worker_;
   DeviceInfo info_;
   DeviceLimits limits_;
+  uint64_t max_buffer_size_ = 0;  // maxBufferSize
   std::map<std::string, std::string> kernel_overrides_;
-  std::map<std::string, webgpu::WgslResources> reflected_;  // by kernel source text
+  std::map<std::string, std::vector<webgpu::TensorDecl>> decls_;  // by kernel source text
+  std::map<std::string, Program> programs_;
+  // Texture formats the accessors use, each with why Dawn refuses it as a 3-D sampled and write-only
+  // storage texture ("" when it allows it), probed by the worker at start.
+  std::map<std::string, std::string> formats_;
 };
 
 }  // namespace ts

@@ -67,7 +67,9 @@ std::vector<UniformMember> struct_members(const std::string& text, const std::st
 
 WgslResources reflect_wgsl(std::string_view source, const std::string& kernel) {
   const std::string text = strip_comments(source);
-  static const std::regex decl(R"(((?:@\w+\s*\(\s*\w+\s*\)\s*)+)var\s*<([^>]*)>\s*(\w+)\s*:\s*([^;]+);)");
+  static const std::regex decl(R"(((?:@\w+\s*\(\s*\w+\s*\)\s*)+)var\s*(?:<([^>]*)>)?\s*(\w+)\s*:\s*([^;]+);)");
+  static const std::regex texture(R"(^texture_3d\s*<\s*(f32|u32|i32)\s*>$)");
+  static const std::regex storage_texture(R"(^texture_storage_3d\s*<\s*(\w+)\s*,\s*write\s*>$)");
   static const std::regex attr(R"(@(\w+)\s*\(\s*(\w+)\s*\))");
   static const std::regex binding_attr(R"(@binding\s*\()");
   WgslResources r;
@@ -87,7 +89,17 @@ WgslResources reflect_wgsl(std::string_view source, const std::string& kernel) {
     std::string space = m[2];
     space.erase(std::remove_if(space.begin(), space.end(), [](unsigned char c) { return std::isspace(c); }), space.end());
     const std::string name = m[3], type = trim(m[4]);
-    if (space == "uniform") {
+    std::smatch tm;
+    if (space.empty()) {
+      // Handles: textures, which only the accessors declare (3-D; inputs sampled, outputs stored).
+      if (std::regex_match(type, tm, texture))
+        r.storage.push_back({*binding, name, false, StorageBinding::Kind::texture,
+                             tm[1] == "f32" ? "unfilterable-float" : tm[1] == "u32" ? "uint" : "sint"});
+      else if (std::regex_match(type, tm, storage_texture))
+        r.storage.push_back({*binding, name, true, StorageBinding::Kind::storage_texture, tm[1]});
+      else
+        throw std::runtime_error(cat(where, ": type ", type, " is not texture_3d<f32|u32|i32> or texture_storage_3d<FORMAT, write>"));
+    } else if (space == "uniform") {
       if (r.uniform) throw std::runtime_error(where + ": a kernel has at most one uniform block");
       r.uniform = UniformBinding{*binding, struct_members(text, type, kernel)};
     } else if (space == "storage" || space == "storage,read" || space == "storage,read_write") {

@@ -65,6 +65,7 @@ async function openDevice() {
     process.exit(3);
   });
   device.addEventListener('uncapturederror', (e) => uncaptured.push(e.error.message));
+  const formats = await probeFormats(device);
   const ai = adapter.info;
   const info = {
     adapter: {
@@ -74,6 +75,7 @@ async function openDevice() {
     },
     features: [...device.features].sort(),
     limits: Object.fromEntries(Object.keys(limits).map((k) => [k, device.limits[k]])),
+    formats,
     flags,
   };
   return { device, info };
@@ -81,6 +83,56 @@ async function openDevice() {
 
 const uncaptured = [];
 const pipelines = new Map();
+
+// The texture formats of texture3d tensors (gpu/webgpu/accessors.cpp): float32, float16, and
+// bfloat16 as raw 16-bit words. Each must make a 3-D texture that kernels read with textureLoad and
+// write as a write-only storage texture; the reply maps each to null, or to Dawn's reason why not.
+const IMAGE_FORMATS = ['rgba32float', 'rgba16float', 'rgba16uint'];
+const sampleType = (format) => (format.endsWith('uint') ? 'uint' : format.endsWith('sint') ? 'sint' : 'unfilterable-float');
+
+async function probeFormats(device) {
+  const out = {};
+  for (const format of IMAGE_FORMATS) {
+    device.pushErrorScope('validation');
+    let thrown = null;
+    try {
+      const texture = device.createTexture({ dimension: '3d', size: [1, 1, 1], format, usage: imageUsage() });
+      const layout = device.createBindGroupLayout({
+        entries: [
+          { binding: 0, visibility: GPUShaderStage.COMPUTE, texture: { sampleType: sampleType(format), viewDimension: '3d' } },
+          { binding: 1, visibility: GPUShaderStage.COMPUTE, storageTexture: { access: 'write-only', format, viewDimension: '3d' } },
+        ],
+      });
+      const view = texture.createView();
+      device.createBindGroup({ layout, entries: [{ binding: 0, resource: view }, { binding: 1, resource: view }] });
+      texture.destroy();
+    } catch (e) {
+      thrown = e;
+    }
+    const err = await device.popErrorScope();
+    out[format] = err ? err.message : thrown ? String(thrown.message ?? thrown) : null;
+  }
+  return out;
+}
+
+// Every image is uploaded and read back by copies, read by textureLoad and written as storage.
+// (A function: GPUTextureUsage exists once openDevice() has loaded the package.)
+const imageUsage = () => GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.STORAGE_BINDING |
+                         GPUTextureUsage.COPY_SRC | GPUTextureUsage.COPY_DST;
+
+// A bind group layout entry from the C++ reflection's type string (PROTOCOL.md, "RUN header").
+function layoutEntry(binding, type) {
+  const entry = { binding, visibility: GPUShaderStage.COMPUTE };
+  const colon = type.indexOf(':');
+  if (colon < 0) entry.buffer = { type };
+  else if (type.startsWith('texture:')) entry.texture = { sampleType: type.slice(colon + 1), viewDimension: '3d' };
+  else entry.storageTexture = { access: 'write-only', format: type.slice(colon + 1), viewDimension: '3d' };
+  return entry;
+}
+
+// copyTextureToBuffer's rows are 256-byte aligned; the C++ side repacks them.
+const rowPitch = (image) => Math.ceil((image.extent[0] * image.texel) / 256) * 256;
+const resultSize = (b) => (b.image ? rowPitch(b.image) * b.image.extent[1] * b.image.extent[2] : b.size);
 
 // A compute pipeline per (WGSL text, workgroup size), with the explicit layout the C++ reflection
 // found: 'auto' would drop bindings a broken kernel leaves unused and turn that into a bind error.
@@ -100,9 +152,7 @@ async function pipelineFor(device, shader) {
     throw new Error(`kernel ${shader.name} does not compile:\n` +
                     errors.map((m) => `${where(m)}: error: ${m.message}`).join('\n'));
   }
-  const layout = device.createBindGroupLayout({
-    entries: shader.layout.map(([binding, type]) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } })),
-  });
+  const layout = device.createBindGroupLayout({ entries: shader.layout.map(([binding, type]) => layoutEntry(binding, type)) });
   const pipeline = device.createComputePipeline({
     layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
     compute: { module, entryPoint: 'main', constants: { WG: shader.wg } },
@@ -120,6 +170,16 @@ async function pipelineFor(device, shader) {
 // copied right after it, which ends the compute pass there), or null when nothing is read back.
 function submit(device, head, shaders, bytes, made) {
   const buffers = head.buffers.map((b) => {
+    if (b.image) {
+      const { format, extent, texel } = b.image;
+      const tex = device.createTexture({ dimension: '3d', size: extent, format, usage: imageUsage() });
+      made.push(tex);
+      if (b.init[1]) {
+        device.queue.writeTexture({ texture: tex }, bytes(b.init),
+                                  { bytesPerRow: extent[0] * texel, rowsPerImage: extent[1] }, extent);
+      }
+      return tex;
+    }
     const buf = device.createBuffer({
       size: b.size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
     });
@@ -129,19 +189,19 @@ function submit(device, head, shaders, bytes, made) {
   });
   const reads = head.buffers.map((b, i) => [b, i]).filter(([b]) => b.read);
   const snapshots = head.dispatches.flatMap((d) => d.snapshots ?? []);
-  const total = reads.reduce((n, [b]) => n + b.size, 0) + snapshots.reduce((n, i) => n + head.buffers[i].size, 0);
+  const total = reads.reduce((n, [b]) => n + resultSize(b), 0) + snapshots.reduce((n, i) => n + head.buffers[i].size, 0);
   let staging = null;
   if (total) {
     staging = device.createBuffer({ size: total, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     made.push(staging);
   }
-  let at = reads.reduce((n, [b]) => n + b.size, 0);  // snapshots go after the read-back buffers
+  let at = reads.reduce((n, [b]) => n + resultSize(b), 0);  // snapshots go after the read-back buffers
   const enc = device.createCommandEncoder();
   let pass = enc.beginComputePass();
   for (const d of head.dispatches) {
     const { pipeline, layout } = shaders[d.shader];
     const entries = d.binds.map(([binding, index, offset, size]) =>
-      ({ binding, resource: { buffer: buffers[index], offset, size } }));
+      ({ binding, resource: head.buffers[index].image ? buffers[index].createView() : { buffer: buffers[index], offset, size } }));
     if (d.uniform) {
       const u = device.createBuffer({ size: d.uniform.bytes[1], usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
       made.push(u);
@@ -163,8 +223,14 @@ function submit(device, head, shaders, bytes, made) {
   pass.end();
   at = 0;
   for (const [b, i] of reads) {
-    enc.copyBufferToBuffer(buffers[i], 0, staging, at, b.size);
-    at += b.size;
+    if (b.image) {
+      enc.copyTextureToBuffer({ texture: buffers[i] },
+                              { buffer: staging, offset: at, bytesPerRow: rowPitch(b.image), rowsPerImage: b.image.extent[1] },
+                              b.image.extent);
+    } else {
+      enc.copyBufferToBuffer(buffers[i], 0, staging, at, b.size);
+    }
+    at += resultSize(b);
   }
   device.queue.submit([enc.finish()]);
   return staging;

@@ -2,11 +2,12 @@
 // invocation's (h, query tile s0 = 4*st, key tile c0 = 4*ct), i, j in [0, 4),
 //   scores[h, s0+i, c0+j] = scale * dot(q[s0+i,h,:], k_cache[c0+j,kvh,:])   if c0+j <= pos + s0+i,
 //                         = MASKED                                         otherwise,
-// with vec4 dot products over D (D % 4 == 0: q and k_cache bind as vec4 arrays). Queries past S
-// and keys past ctx load a clamped, valid row and are not stored: the loads need no branches.
+// with vec4 dot products over D (D % 4 == 0: k_cache binds as a vec4 array, q, in any layout
+// (gpu/ACCESSORS.md), is read 4 head dims at a time). Queries past S and keys past ctx load a
+// clamped, valid row and are not stored: the loads need no branches.
 // With SKIP_MASKED_TILES = 1 a tile entirely above the causal diagonal (c0 > pos + s0 + 3) skips
 // its contraction: the store masks every one of its scores anyway, so the output is bit-identical.
-layout(std430, binding = 0) readonly buffer Q { DTYPE4 q[]; };
+TS_INPUT(q, 0)
 layout(std430, binding = 1) readonly buffer KC { DTYPE4 k_cache[]; };
 layout(std430, binding = 2) writeonly buffer SC { float scores[]; };
 layout(push_constant) uniform Params { uint n; uint S; uint Hq; uint Hkv; uint D4; uint pos; uint ctx; float scale; } pc;
@@ -28,9 +29,9 @@ void main() {
   bool skip = SKIP_MASKED_TILES != 0 && c0 > pc.pos + s0 + 3;
   for (uint d4 = 0; d4 < pc.D4 && !skip; ++d4) {
     vec4 kv[4];
-    for (uint j = 0; j < 4; ++j) kv[j] = vec4(k_cache[kb[j] + d4]);
+    for (uint j = 0; j < 4; ++j) kv[j] = TO_VEC4(k_cache[kb[j] + d4]);
     for (uint i = 0; i < 4; ++i) {
-      vec4 qv = vec4(q[qb[i] + d4]);
+      vec4 qv = q_at4(4u * (qb[i] + d4));
       acc[i] += vec4(dot(qv, kv[0]), dot(qv, kv[1]), dot(qv, kv[2]), dot(qv, kv[3]));
     }
   }

@@ -1,15 +1,17 @@
 // sdpa AV (tiled): the output of sdpa_av_naive, 4 queries x 4 head dims per invocation: for the
 // invocation's (h, query tile s0 = 4*st, head-dim vec4 d4), i in [0, 4),
 //   out[s0+i, h, 4*d4 : 4*d4+4] = sum_{c < ctx} p[h, s0+i, c] * v_cache[c, kvh, 4*d4 : 4*d4+4].
-// Each context row's V is one load of 4 contiguous head-dim lanes (v_cache and out bind as vec4
-// arrays, D % 4 == 0), scaled by each query's weight; accumulation per lane in c order, f32.
+// Each context row's V is one load of 4 contiguous head-dim lanes (v_cache binds as a vec4 array,
+// D % 4 == 0), scaled by each query's weight; accumulation per lane in c order, f32. The 4 head
+// dims of a query are one texel of out (a buffer or width-packed: W = D, a multiple of 4).
 // The context loop is a branch-free body over whole groups of 4 rows, then one checked ragged tail
 // of ctx % 4 rows. Queries past S read a clamped, valid score row and are not stored.
-// Bindings (gpu/webgpu/PROTOCOL.md): each storage array binds the tensor of its name (`out_` binds
-// `out`), the uniform block `pc` takes the plan's uniforms by member name.
+// Bindings (gpu/webgpu/PROTOCOL.md): out is written through its accessors (TS_OUTPUT,
+// gpu/ACCESSORS.md; `out_` is tensor out, accessors out_*); each storage array binds the tensor of
+// its name; the uniform block `pc` takes the plan's uniforms by member name.
 @group(0) @binding(0) var<storage, read> scores : array<f32>;
 @group(0) @binding(1) var<storage, read> v_cache : array<vec4<DTYPE>>;
-@group(0) @binding(2) var<storage, read_write> out_ : array<vec4<DTYPE>>;
+TS_OUTPUT(out_, 2)
 struct Params { n: u32, S: u32, Hq: u32, Hkv: u32, D4: u32, ctx: u32 }
 @group(0) @binding(3) var<uniform> pc : Params;
 
@@ -52,6 +54,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
   }
   for (var i = 0u; i < 4u && s0 + i < pc.S; i++) {
-    out_[((s0 + i) * pc.Hq + h) * pc.D4 + d4] = vec4<DTYPE>(acc[i]);
+    out_store(out_texel_of(((s0 + i) * pc.Hq + h) * pc.D4 * 4u + 4u * d4), acc[i]);
   }
 }

@@ -2,9 +2,10 @@
 //   scores[h,s,c] = scale * dot(q[s,h,:], k_cache[c,kvh,:])   if c <= pos + s,
 //   scores[h,s,c] = MASKED                                    if c >  pos + s (causal).
 // One invocation per score; f32 accumulation in d order.
-// Bindings (gpu/webgpu/PROTOCOL.md): each storage array binds the tensor of its name, the uniform
-// block `pc` takes the plan's uniforms by member name.
-@group(0) @binding(0) var<storage, read> q : array<DTYPE>;
+// Bindings (gpu/webgpu/PROTOCOL.md): q is read through its accessors (TS_INPUT, gpu/ACCESSORS.md:
+// any layout); each storage array binds the tensor of its name; the uniform block `pc` takes the
+// plan's uniforms by member name.
+TS_INPUT(q, 0)
 @group(0) @binding(1) var<storage, read> k_cache : array<DTYPE>;
 @group(0) @binding(2) var<storage, read_write> scores : array<f32>;
 struct Params { n: u32, S: u32, Hq: u32, Hkv: u32, D4: u32, pos: u32, ctx: u32, scale: f32 }
@@ -31,7 +32,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let kb = (c * pc.Hkv + kvh) * D;
   var acc = 0.0;
   for (var d = 0u; d < D; d++) {
-    acc += f32(q[qb + d]) * f32(k_cache[kb + d]);
+    acc += q_at(qb + d) * f32(k_cache[kb + d]);
   }
   scores[i] = pc.scale * acc;
 }
