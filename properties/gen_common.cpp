@@ -1,8 +1,10 @@
 #include "properties/gen_common.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "core/layout.h"
+#include "core/rng.h"
 
 namespace ts::gen {
 
@@ -16,19 +18,15 @@ std::string storage(const OpDef& op, const Fits& fits) {
   std::vector<std::string> tensors = op.inputs;
   for (auto& o : op.outputs)
     if (std::find(tensors.begin(), tensors.end(), o) == tensors.end()) tensors.push_back(o);
-  // What each tensor may take here: its declared layouts that fit; a buffer always fits.
-  std::map<std::string, std::vector<std::string>> allowed;
-  std::vector<std::string> textures;  // every non-buffer layout some tensor may take, in layout_names() order
+  std::map<std::string, std::vector<std::string>> declared;
+  std::vector<std::string> textures;  // every non-buffer layout some tensor declares, in layout_names() order
   for (auto& t : tensors) {
     auto it = op.layouts.find(t);
-    const std::vector<std::string> declared = it == op.layouts.end() ? std::vector<std::string>{"buffer"} : it->second;
-    for (auto& l : declared)
-      if (l == "buffer" || !fits || fits(t, l)) allowed[t].push_back(l);
-    if (allowed[t].empty()) allowed[t] = declared;  // nothing fits: the device will say UNSUPPORTED
+    declared[t] = it == op.layouts.end() ? std::vector<std::string>{"buffer"} : it->second;
   }
   for (auto& l : layout_names())
     if (l != "buffer" && std::any_of(tensors.begin(), tensors.end(), [&](auto& t) {
-          return std::find(allowed[t].begin(), allowed[t].end(), l) != allowed[t].end();
+          return std::find(declared[t].begin(), declared[t].end(), l) != declared[t].end();
         }))
       textures.push_back(l);
   if (textures.empty()) return "buffer";
@@ -39,25 +37,38 @@ std::string storage(const OpDef& op, const Fits& fits) {
   const int mode = *rc::gen::element(0, 1, 2);
   if (mode == 1) s.fallback = *rc::gen::elementOf(textures);
   if (mode == 2) {
+    // One of kMixedStorages fixed mixed storages of this operator, not a fresh combination per case:
+    // a backend builds one program per combination of its tensors' layouts (gpu/ACCESSORS.md), so
+    // the number of combinations, not the cases, sets what layouts cost a sweep. Each is a default
+    // (buffer or a texture) and one to three tensors in another declared layout, drawn from a
+    // stream keyed by the operator and the index.
+    std::vector<uint64_t> indices(kMixedStorages);
+    std::iota(indices.begin(), indices.end(), 0);
+    const uint64_t index = *rc::gen::elementOf(indices);
+    uint64_t r = splitmix64(fnv1a64(op.name) ^ (index + 1));
+    auto next = [&](size_t n) { return size_t((r = splitmix64(r)) % n); };
     std::vector<std::string> any = {"buffer"};
     any.insert(any.end(), textures.begin(), textures.end());
-    s.fallback = *rc::gen::elementOf(any);
-  }
-  auto takes = [&](const std::string& t, const std::string& l) {
-    return std::find(allowed[t].begin(), allowed[t].end(), l) != allowed[t].end();
-  };
-  if (mode == 2) {  // one to three tensors in a layout other than the default
-    const int n = *rc::gen::element(1, 2, 3);
-    for (int k = 0; k < n; ++k) {
-      const std::string t = *rc::gen::elementOf(tensors);
+    s.fallback = any[next(any.size())];
+    for (size_t k = 0, n = 1 + next(3); k < n; ++k) {
+      const std::string& t = tensors[next(tensors.size())];
       std::vector<std::string> other;
-      for (auto& l : allowed[t])
+      for (auto& l : declared[t])
         if (l != s.fallback) other.push_back(l);
-      if (!other.empty()) s.overrides[t] = *rc::gen::elementOf(other);
+      if (!other.empty()) s.overrides[t] = other[next(other.size())];
     }
   }
-  for (auto& t : tensors)  // a tensor that cannot take the default takes one it can
-    if (!s.overrides.count(t) && !takes(t, s.fallback)) s.overrides[t] = *rc::gen::elementOf(allowed[t]);
+  // A tensor that cannot take its layout here (not declared, or a texture too large for this
+  // case's shape) takes the first declared layout that it can: a buffer for every operator so far.
+  for (auto& t : tensors) {
+    auto ok = [&](const std::string& l) {
+      return std::find(declared[t].begin(), declared[t].end(), l) != declared[t].end() &&
+             (l == "buffer" || !fits || fits(t, l));
+    };
+    if (ok(s.of(t))) continue;
+    auto first = std::find_if(declared[t].begin(), declared[t].end(), ok);
+    s.overrides[t] = first != declared[t].end() ? *first : declared[t].front();
+  }
   return s.text();
 }
 

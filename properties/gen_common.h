@@ -65,7 +65,9 @@ bool texture_fits(const Shape& s, DType t, const std::string& layout);
 // given, can refuse a texture for a tensor too large for one (the tensor then takes another).
 // Mixed layouts are common, not rare: a third of the cases keep every tensor a buffer, a third
 // give every tensor one texture layout (tensors that cannot take it are overridden), and a third
-// take a default and then override one to three tensors.
+// take one of kMixedStorages mixed storages of the operator (a default, one to three tensors
+// overridden).
+constexpr uint64_t kMixedStorages = 16;
 using Fits = std::function<bool(const std::string& tensor, const std::string& layout)>;
 std::string storage(const OpDef& op, const Fits& fits = {});
 

@@ -78,6 +78,7 @@ TEST(Generators, SweepCasesAreCanonicalDeclaredAndOftenMixed) {
     for (DType t : op->dtypes) {
       const Sweep sweep(*op, t, kDefaultCases, 1);
       int drawn = 0, all_buffer = 0, one_texture = 0, mixed = 0;
+      std::set<std::string> storages;
       const int64_t edges = int64_t(op->edge_cases(t).size()) + (t == DType::f32 ? 1 : 0);
       for (int64_t k = 0; k < sweep.size(); ++k) {
         const Case c = sweep.at(k);
@@ -89,17 +90,23 @@ TEST(Generators, SweepCasesAreCanonicalDeclaredAndOftenMixed) {
         if (!e.violation) expect_textures_fit(e);
         if (k < edges) continue;
         ++drawn;
+        storages.insert(c.storage);
         const std::set<std::string> ls = layouts_of(*op, c.storage);
         if (ls.size() > 1) ++mixed;
         else if (*ls.begin() == "buffer") ++all_buffer;
         else ++one_texture;
       }
       const std::string what = cat(op->name, "/", dtype_name(t), ": ", drawn, " drawn, ", all_buffer, " all buffers, ",
-                                   one_texture, " one texture layout, ", mixed, " mixed");
+                                   one_texture, " one texture layout, ", mixed, " mixed; ", storages.size(),
+                                   " distinct storages");
       std::printf("[ storage  ] %s\n", what.c_str());
       EXPECT_GE(mixed * 4, drawn) << what;       // a third drawn mixed, give or take
       EXPECT_GE(all_buffer * 5, drawn) << what;  // a third all buffers
       if (uniform_possible) EXPECT_GE(one_texture * 8, drawn) << what;
+      // A backend compiles a program per combination of layouts: the sweep draws few combinations
+      // (all buffers, each texture layout, the operator's mixed storages, and a few where a texture
+      // was too large for the case's shape), each for many shapes.
+      EXPECT_LE(storages.size(), 1 + 3 + gen::kMixedStorages + 8) << what;
     }
   }
 }
