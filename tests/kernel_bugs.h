@@ -22,6 +22,12 @@ inline std::string splice(std::string src, const std::string& anchor, const std:
   return src;
 }
 
+// Spliced after a GLSL `out_store(t, v);` of a texture3d_w output: the texel is stored again with 7.0
+// in its padding lanes, around the accessor (which zeroes them).
+inline constexpr const char* kGarbageInPaddingOfOut =
+    "  for (uint j = ts_lanes(TS_TEXTURE3D_W, out_dims(), t); j < 4u; ++j) v[j] = 7.0;\n"
+    "  imageStore(ts_img_out, ivec3(ts_coord(TS_TEXTURE3D_W, out_dims(), t)), v);";
+
 inline std::string with_bug(const std::string& path, const std::string& anchor, const std::string& bug, bool after) {
   return splice(std::string(embedded(path)), anchor, bug, after, path);
 }

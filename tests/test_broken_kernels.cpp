@@ -2,7 +2,9 @@
 // poison catches a kernel that skips its ragged tail, guard bands catch one that writes past the
 // end, both also on scratch buffers (naming the scratch tensor, not the output it spoils), and a
 // property over such a kernel fails, shrinks to the smallest ragged case, and prints a case id that
-// reproduces the failure. The derived tolerances are proven the same way: kernels that lose
+// reproduces the failure; so do the layout bugs (a skipped ragged texel, channels-packed read as
+// width-packed, garbage in padding lanes).
+// The derived tolerances are proven the same way: kernels that lose
 // precision (4 mantissa bits of a RoPE result, float16 scores, a float16 softmax normaliser) fail
 // the default sweep on both backends, while the shipped kernels pass all of it.
 #include <gtest/gtest.h>
@@ -108,16 +110,17 @@ TEST(BrokenKernels, ScratchGuardBandsCatchAWritePastTheScores) {
   for (const CompareReport& rep : r.reports) EXPECT_TRUE(rep.ok()) << "outputs are right: only the guard shows it";
 }
 
-// The whole loop of issue 4: property fails -> RapidCheck shrinks -> the printed id reproduces.
-TEST(BrokenKernels, PropertyShrinksToTheSmallestRaggedCaseAndItsIdReproduces) {
-  auto b = broken_backend(kSkipsRaggedTail);
-  ASSERT_TRUE(b) << "Vulkan unavailable";
+// Runs `property` over drawn cases of `gen` against `b` until it fails, lets RapidCheck shrink it,
+// and returns the id of the last failing case (the minimal counterexample); empty: never failed.
+// `restorage`, when given, places every drawn case in that storage (a layout bug needs its layout).
+std::string shrunk_failure(Backend& b, const rc::Gen<Case>& gen, const std::string& restorage = "") {
   std::string last_failing;
   auto property = [&] {
-    Case c = *gen_rope_half(DType::f32, true);
-    CaseResult r = judge(prepare(c), *b);
+    Case c = *gen;
+    if (!restorage.empty()) c.storage = restorage;
+    CaseResult r = judge(prepare(c), b);
     if (r.outcome != Outcome::pass) last_failing = c.id();
-    RC_LOG() << "touchstone repro '" << c.id() << "' --backend vulkan\n";
+    RC_LOG() << "touchstone repro '" << c.id() << "' --backend " << b.kind() << "\n";
     RC_ASSERT(r.outcome == Outcome::pass);
   };
   rc::detail::TestParams params;
@@ -125,21 +128,80 @@ TEST(BrokenKernels, PropertyShrinksToTheSmallestRaggedCaseAndItsIdReproduces) {
   params.maxSuccess = 200;
   rc::detail::TestResult result = rc::detail::checkTestable(property, rc::detail::TestMetadata{}, params);
   rc::detail::FailureResult failure;
-  ASSERT_TRUE(result.match(failure)) << "the broken kernel was not caught";
-  // The last failing run of the shrink is the minimal counterexample.
+  return result.match(failure) ? last_failing : "";
+}
+
+// The printed id reproduces: the same failure from the id alone, the same output bytes twice.
+void expect_reproduces(const std::string& id, Backend& b) {
+  CaseResult again = judge(prepare(Case::parse(id)), b);
+  CaseResult third = judge(prepare(Case::parse(id)), b);
+  EXPECT_EQ(again.outcome, Outcome::fail) << id;
+  EXPECT_EQ(again.digests, third.digests) << id;
+  std::cout << "shrunk to: touchstone repro '" << id << "' --backend " << b.kind() << "\n";
+}
+
+// The whole loop of issue 4: property fails -> RapidCheck shrinks -> the printed id reproduces.
+TEST(BrokenKernels, PropertyShrinksToTheSmallestRaggedCaseAndItsIdReproduces) {
+  auto b = broken_backend(kSkipsRaggedTail);
+  ASSERT_TRUE(b) << "Vulkan unavailable";
+  const std::string last_failing = shrunk_failure(*b, gen_rope_half(DType::f32, true));
+  ASSERT_FALSE(last_failing.empty()) << "the broken kernel was not caught";
   Case shrunk = Case::parse(last_failing);
   EXPECT_EQ(shrunk.get("D"), 2) << last_failing;  // the smallest D with D % 4 == 2
   EXPECT_EQ(shrunk.get("B"), 1) << last_failing;
   EXPECT_EQ(shrunk.get("H"), 1) << last_failing;
   EXPECT_EQ(shrunk.get("S"), 1) << last_failing;
   EXPECT_EQ(shrunk.seed, 0u) << last_failing;
-  // The printed id reproduces: same failure from the id alone, same output bytes twice.
-  CaseResult again = judge(prepare(Case::parse(last_failing)), *b);
-  CaseResult third = judge(prepare(Case::parse(last_failing)), *b);
-  EXPECT_EQ(again.outcome, Outcome::fail);
-  EXPECT_EQ(again.digests, third.digests);
-  std::cout << "shrunk to: touchstone repro '" << last_failing << "' --backend vulkan\n";
+  expect_reproduces(last_failing, *b);
 }
+
+// ---- Layout bugs (issue 10): each caught by a property, shrunk, and reproduced from its id ----
+
+struct LayoutBug {
+  std::string name, anchor, line;
+  bool after;
+  std::string storage;  // every drawn case runs in this storage
+};
+
+const std::vector<LayoutBug>& layout_bugs() {
+  static const std::vector<LayoutBug> bugs = {
+      // Ragged last texel of a width-packed row never stored.
+      {"skips_ragged_texel", "float r = d < hd", "    if (d >= (pc.D / 4) * 4) return;", false, "texture3d_w"},
+      // x read as if width-packed whatever its packing: right for texture3d_w, wrong for texture3d_c.
+      {"channels_read_as_width", "void main()",
+       "float x_at_w(uint i) { uvec4 p = ts_image_locate(TS_TEXTURE3D_W, x_dims(), i); return ts_texel_x(p.xyz)[p.w]; }\n"
+       "#define x_at x_at_w",
+       false, "texture3d_c"},
+      // Garbage stored in the padding lanes of the last texel (around the accessor, which zeroes them).
+      {"garbage_in_padding", "out_store(t, v);", test::kGarbageInPaddingOfOut, true, "buffer;out=texture3d_w"},
+  };
+  return bugs;
+}
+
+void PrintTo(const LayoutBug& b, std::ostream* os) { *os << b.name << " in " << b.storage; }
+
+class LayoutBugs : public ::testing::TestWithParam<LayoutBug> {};
+
+// Every bug is caught; the shrunk case is the smallest one that shows it (1 row; the smallest head
+// dim with a ragged texel, or the one texel of channels a width read misses), still in the bug's
+// storage, and its printed id reproduces. The shipped kernel passes the same storage.
+TEST_P(LayoutBugs, ShrinksToASmallCaseWhoseIdReproduces) {
+  const LayoutBug& bug = GetParam();
+  auto b = broken_backend(test::with_bug(kRopeHalf, bug.anchor, bug.line, bug.after));
+  ASSERT_TRUE(b) << "Vulkan unavailable";
+  const std::string id = shrunk_failure(*b, gen_rope_half(DType::f32, true), bug.storage);
+  ASSERT_FALSE(id.empty()) << bug.name << " was not caught";
+  Case shrunk = Case::parse(id);
+  EXPECT_EQ(shrunk.storage, bug.storage) << id;
+  EXPECT_EQ(shrunk.get("B") * shrunk.get("S"), 1) << id;
+  EXPECT_LE(shrunk.get("D"), 2) << id;
+  expect_reproduces(id, *b);
+  CaseResult ok = judge(prepare(shrunk), *broken_backend(std::string(embedded(kRopeHalf))));
+  EXPECT_EQ(ok.outcome, Outcome::pass) << ok.detail;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, LayoutBugs, ::testing::ValuesIn(layout_bugs()),
+                         [](const auto& info) { return info.param.name; });
 
 // ---- Precision bugs against the default sweep ----
 
