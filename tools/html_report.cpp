@@ -153,7 +153,7 @@ std::string heatmap_svg(const json& map, const std::string& output) {
   const int rows = int(cells.size()), cols = rows ? int(cells[0].size()) : 0;
   const int cell = std::max(4, std::min(24, 512 / std::max(1, std::max(rows, cols))));
   const int left = 70, top = 20;
-  const int width = left + cols * cell + 10, height = top + rows * cell + 30;
+  const int width = left + cols * cell + 10, height = std::max(top + rows * cell + 10, 60);
   const json dims = map.at("dims"), step = map.at("step");
   auto axis = [&](int k) {
     const int dim = dims[k].get<int>();
@@ -174,10 +174,7 @@ std::string heatmap_svg(const json& map, const std::string& output) {
                "\" fill=\"", colour(v), "\" data-row=\"", r, "\" data-col=\"", c, "\" data-ratio=\"", fmt(v, "%.6g"),
                "\"><title>row ", r0, ", column ", c0, ": |error|/tolerance ", fmt(v), "</title></rect>");
     }
-  s += cat("<text x=\"", left, "\" y=\"", top + rows * cell + 18, "\" font-size=\"11\">",
-           "|error| / tolerance: pale green 0, yellow 1 (the limit), orange to dark red past it (1000x), black NaN or "
-           "unwritten</text></svg></div>\n");
-  return s;
+  return s + "</svg></div>\n";
 }
 
 std::string html_report(const json& head, const std::vector<json>& cases) {
@@ -227,6 +224,13 @@ std::string html_report(const json& head, const std::vector<json>& cases) {
                      esc(g["pattern"].at("entry")), " (", esc(g["pattern"].at("where")), ": ", esc(g["pattern"].at("reason")),
                      ") names this group, which ran without a failure.</p></section>\n");
   s += "<h2>Failing cases</h2>\n";
+  if (!failing.empty()) {
+    s += "<p>Heatmaps: |error| / tolerance per cell, the max over what the cell covers: ";
+    for (auto [v, label] : {std::pair{0.0, "0"}, {1.0, "1 (the limit)"}, {10.0, "10"}, {1000.0, "1000"}, {INFINITY, "NaN or never written"}})
+      s += cat("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"12\" height=\"12\"><rect width=\"12\" height=\"12\" fill=\"",
+               colour(v), "\" stroke=\"#999\"/></svg> ", label, " ");
+    s += "</p>\n";
+  }
   s += failing.empty() ? "<p>None.</p>\n"
                        : cat("<p>Each group's smallest failure first, then its first failing cases, each with a heatmap "
                              "of |error| / tolerance (the JSON report lists every case).</p>\n", failing);
