@@ -1,5 +1,7 @@
 #include "reference/coverage.h"
 
+#include "reference/q8ta_common.h"
+
 namespace ts {
 
 std::vector<std::string> case_classes(const Expected& e) {
@@ -42,6 +44,8 @@ std::vector<std::string> case_classes(const Expected& e) {
     if (S > 1 && pos > 0) out.push_back("chunked prefill (S>1, pos>0)");
     if (has("logit_scale")) out.push_back("large logits");
   }
+  if (c.op.rfind("q8ta_", 0) == 0)
+    for (auto& cls : q8ta::classes(e)) out.push_back(cls);
   return out;
 }
 
@@ -53,6 +57,8 @@ std::vector<std::string> expected_classes(const OpDef& op) {
   if (op.name == "sdpa")
     for (const char* cls : {"impl=naive", "impl=tiled", "ctx%4!=0", "chunked prefill (S>1, pos>0)", "large logits"})
       out.push_back(cls);
+  if (op.name.rfind("q8ta_", 0) == 0)
+    for (auto& cls : q8ta::expected_classes(op)) out.push_back(cls);
   return out;
 }
 
