@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfenv>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -260,6 +261,110 @@ TEST(Q8taTolerance, ExactCasesCatchWrongTieRounding) {
     }
     EXPECT_GT(away, 0) << op->name << ": no edge case catches rounding half away from zero";
     EXPECT_GT(zp_first, 0) << op->name << ": no edge case catches the zero point added before rounding";
+  }
+}
+
+// The derivation itself, element by element: the float32 value q of the requantization, evaluated
+// in several orders the bound allows (products in either association, an fma, the host's
+// reciprocal or a device division / reciprocal pushed one ulp further), under all four rounding
+// directions, lies within d of the reference's v — and equals v exactly where d = 0, for every
+// order that multiplies by the host's reciprocal.
+struct Variant {
+  const char* name;
+  bool host_reciprocal;  // exactness is claimed only for these
+};
+const Variant kVariants[] = {{"(acc*is)*ws+b, *inv", true}, {"acc*(is*ws)+b, *inv", true}, {"fma(acc,is*ws,b)*inv", true},
+                             {"(acc*is)*ws+b, /os pushed", false}, {"(acc*ws)*is+b, *rcp(os) pushed", false}};
+
+float push1(float v, bool up) { return std::nextafter(v, up ? INFINITY : -INFINITY); }
+
+// One linear element in variant k; the current rounding direction applies to every float32 step.
+__attribute__((noinline)) float linear_q(int k, int64_t acc, float is, float ws, float b, float os, bool up) {
+  const float a = float(acc), inv = float(1.0 / double(os));
+  switch (k) {
+    case 0: return ((a * is) * ws + b) * inv;
+    case 1: return (a * (is * ws) + b) * inv;
+    case 2: return std::fma(a, is * ws, b) * inv;
+    case 3: return push1(((a * is) * ws + b) / os, up);
+    default: return ((a * ws) * is + b) * push1(1.0f / os, up);
+  }
+}
+
+__attribute__((noinline)) float add_q(int k, int64_t da, int64_t db, float as, float bs, float os, bool up) {
+  const float a = float(da), b = float(db), inv = float(1.0 / double(os));
+  switch (k) {
+    case 0: return (as * a + bs * b) * inv;
+    case 1: return a * float(double(as) / double(os)) + b * float(double(bs) / double(os));  // ratios folded on the host
+    case 2: return std::fma(as, a, bs * b) * inv;
+    case 3: return push1((as * a + bs * b) / os, up);
+    default: return (as * a + bs * b) * push1(1.0f / os, up);
+  }
+}
+
+TEST(Q8taTolerance, BoundHoldsForFloat32RequantizationInEveryOrderAndDirection) {
+  const int modes[] = {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
+  for (const OpDef* op : {&q8ta_linear_op(), &q8ta_add_op()}) {
+    const bool linear = op == &q8ta_linear_op();
+    double worst = 0;
+    int64_t elements = 0, exact = 0;
+    std::vector<Case> cases = op->edge_cases(DType::i8);
+    for (uint64_t k = 0; k < 150; ++k) cases.push_back(draw_case(*op, DType::i8, true, 1000 + k, int(k % 100)));
+    for (const Case& c : cases) {
+      Expected e = prepare(c);
+      if (!e.error.empty() || e.violation) continue;
+      const Problem& p = e.problem;
+      const Requant r = linear ? q8ta::linear_requant(p) : q8ta::add_requant(p);
+      // The integer parts, recomputed here.
+      std::vector<int64_t> ia, ib;
+      std::vector<float> sa, sb;  // per element: the scale of each term (linear: is and ws[n]; add: as and bs)
+      std::vector<float> bias;
+      float os = float(double(p.params["output_scale"]));
+      if (linear) {
+        const Tensor &x = p.inputs.at("x"), &w = p.inputs.at("weight"), &ws = p.inputs.at("weight_scales");
+        const int64_t M = x.shape[0], K = x.shape[1], N = w.shape[0], xzp = p.params["input_zero_point"];
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            int64_t acc = 0;
+            for (int64_t kk = 0; kk < K; ++kk) acc += (int64_t(x.get(m * K + kk)) - xzp) * int64_t(w.get(n * K + kk));
+            ia.push_back(acc);
+            sa.push_back(float(double(p.params["input_scale"])));
+            sb.push_back(float(ws.get(n)));
+            bias.push_back(p.inputs.count("bias") ? float(p.inputs.at("bias").get(n)) : 0.0f);
+          }
+      } else {
+        const int64_t azp = p.params["a_zero_point"], bzp = p.params["b_zero_point"];
+        for (int64_t i = 0; i < p.inputs.at("a").numel(); ++i) {
+          ia.push_back(int64_t(p.inputs.at("a").get(i)) - azp);
+          ib.push_back(int64_t(p.inputs.at("b").get(i)) - bzp);
+          sa.push_back(float(double(p.params["a_scale"])));
+          sb.push_back(float(double(p.params["b_scale"])));
+        }
+      }
+      for (size_t i = 0; i < r.v.size(); ++i) {
+        ++elements;
+        exact += r.d[i] == 0;
+        for (int mode : modes)
+          for (int k = 0; k < 5; ++k) {
+            const bool up = mode != FE_DOWNWARD && mode != FE_TOWARDZERO;
+            std::fesetround(mode);
+            const float q = linear ? linear_q(k, ia[i], sa[i], sb[i], bias[i], os, up) : add_q(k, ia[i], ib[i], sa[i], sb[i], os, up);
+            std::fesetround(FE_TONEAREST);
+            const double err = std::fabs(double(q) - r.v[i]);
+            if (r.d[i] == 0) {
+              if (kVariants[k].host_reciprocal) {
+                ASSERT_EQ(double(q), r.v[i]) << c.id() << " element " << i << " " << kVariants[k].name;
+              }
+              continue;
+            }
+            worst = std::max(worst, err / r.d[i]);
+            ASSERT_LE(err, r.d[i]) << c.id() << " element " << i << " " << kVariants[k].name << " mode " << mode;
+          }
+      }
+    }
+    std::printf("[ q8ta     ] %s: %lld elements (%lld exact) x 5 orders x 4 directions, worst |q - v| / d = %.3g\n",
+                op->name.c_str(), (long long)elements, (long long)exact, worst);
+    EXPECT_GT(exact, 0);
+    EXPECT_LT(exact, elements);
   }
 }
 
