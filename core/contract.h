@@ -11,6 +11,9 @@ namespace ts {
 struct Rule {
   std::string id;
   std::string text;  // the rule in words, for `touchstone list`
+  // Broken only by a case's storage (its layouts), never by tensor values or shapes: a golden file
+  // holds logical tensors, so none can break it (`golden verify --layout` can).
+  bool about_storage = false;
 };
 
 struct Violation {

@@ -113,10 +113,11 @@ struct OpDef {
   Tolerance (*tolerance)(const Problem&);                  // for output dtype == case dtype
   std::vector<Case> (*edge_cases)(DType);                  // hand-picked, valid and invalid
   rc::Gen<Case> (*generator)(DType, bool valid);           // properties/: random valid / invalid cases
-  // One float32 case past 2^24 elements in some tensor (where an index held in a float32 stops
-  // being exact) and past 65,535 x 64 invocations in some dispatch (where the grid folds into a
-  // second dimension). The sweep runs it after the edge cases; float32 only, since the index
-  // arithmetic is the same for every dtype and this one case costs more than the rest of a sweep.
+  // One case past 2^24 elements in some tensor (where an index held in a float32 stops being
+  // exact) and past 65,535 x 64 invocations in some dispatch (where the grid folds into a second
+  // dimension). The sweep of its dtype runs it after the edge cases: float32 (int8 for the int8-only
+  // operators), one dtype only, since the index arithmetic is the same for every dtype and this one
+  // case costs more than the rest of a sweep.
   Case (*large_case)();
   std::vector<Var> vars;                                   // every variable its ids may hold (besides
                                                            // <input>_dtype, allowed for every input)

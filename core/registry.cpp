@@ -11,6 +11,8 @@ const std::vector<const OpDef*>& all_ops() {
       &rope_half_op(),
       &rope_matrix_op(),
       &sdpa_op(),
+      &q8ta_linear_op(),
+      &q8ta_add_op(),
   };
   return ops;
 }

@@ -129,6 +129,8 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
 
   // 2. Device limits, before any allocation: every dispatch must fit the grid and every buffer a binding.
   std::vector<Dispatch> plan = op.plan(p);
+  if (plan.empty())  // an operator whose kernels are not written yet (q8ta_*): a stated gap, never PASS
+    return fail(RunOutput::Status::unsupported, cat("no ", kind(), " kernel for ", op.name, " yet"));
   std::vector<BufferSpec> specs = op.buffers(p);
   for (const Dispatch& d : plan) {
     if (d.invocations >= (1ull << 32))

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include "reference/q8ta_common.h"
 
 namespace ts {
 namespace {
@@ -88,6 +89,8 @@ std::vector<std::string> case_classes(const Expected& e) {
     if (has("logit_scale")) out.push_back("large logits");
   }
   storage_classes(e, out);
+  if (c.op.rfind("q8ta_", 0) == 0)
+    for (auto& cls : q8ta::classes(e)) out.push_back(cls);
   return out;
 }
 
@@ -112,6 +115,8 @@ std::vector<std::string> expected_classes(const OpDef& op) {
   if (layouts.size() > 1) out.push_back(kMixed);
   if (std::any_of(layouts.begin(), layouts.end(), [](auto& l) { return is_texture(layout_from_name(l)); }))
     for (const char* cls : {kRagged, "packed dim=1", "packed dim=2", "packed dim=3", "packed dim=5"}) out.push_back(cls);
+  if (op.name.rfind("q8ta_", 0) == 0)
+    for (auto& cls : q8ta::expected_classes(op)) out.push_back(cls);
   return out;
 }
 

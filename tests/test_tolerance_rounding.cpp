@@ -17,6 +17,7 @@
 #include "core/half.h"
 #include "core/registry.h"
 #include "core/runner.h"
+#include "reference/q8ta_common.h"
 #include "tools/sweep.h"
 
 namespace ts {
@@ -66,6 +67,44 @@ std::vector<float> rotate_pairs(const std::vector<float>& x, const Shape& shape,
       o[size_t(r * D + 2 * i + 1)] = a * n + b * c;
     }
   }
+  return o;
+}
+
+// The int8 kernels' requantization (reference/q8ta_*.cpp state the model): exact integer
+// accumulators, then float32 arithmetic, then round half to even, the zero point, the clamp. The
+// outputs come back as the final int8 values. 1/output_scale is the host's float32 reciprocal,
+// except that for an output scale that is not a power of two it is pushed one ulp further, as a
+// device reciprocal (2.5 ulp) may be; a power of two's reciprocal is exact on the host.
+std::vector<float> requantized(const std::string& op, const Problem& p, const Inputs& in, bool up) {
+  const Params& q = p.params;
+  auto scale = [&](const char* key) { return float(q.at(key).get<double>()); };
+  auto zp = [&](const char* key) { return q.at(key).get<int64_t>(); };
+  const float os = scale("output_scale");
+  float inv = float(1.0 / double(os));
+  if (!q8ta::is_pow2(os)) inv = push(inv, 1, up);
+  const int64_t ozp = zp("output_zero_point");
+  auto store = [&](float v) { return float(q8ta::requantize(double(v * inv), ozp)); };
+  std::vector<float> o;
+  if (op == "q8ta_add") {
+    const float as = scale("a_scale"), bs = scale("b_scale");
+    const int64_t azp = zp("a_zero_point"), bzp = zp("b_zero_point");
+    const std::vector<float> &a = in["a"], &b = in["b"];
+    for (size_t i = 0; i < a.size(); ++i) o.push_back(store(as * float(int64_t(a[i]) - azp) + bs * float(int64_t(b[i]) - bzp)));
+    return o;
+  }
+  const Shape& xs = p.inputs.at("x").shape;
+  const int64_t M = xs[0], K = xs[1], N = p.inputs.at("weight").shape[0], xzp = zp("input_zero_point");
+  const float is = scale("input_scale");
+  const std::vector<float> &x = in["x"], &w = in["weight"], &ws = in["weight_scales"];
+  const bool bias = p.inputs.count("bias") > 0;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      int32_t acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += (int32_t(x[size_t(m * K + k)]) - int32_t(xzp)) * int32_t(w[size_t(n * K + k)]);
+      float y = float(acc) * is * ws[size_t(n)];
+      if (bias) y += in["bias"][size_t(n)];
+      o.push_back(store(y));
+    }
   return o;
 }
 
@@ -146,6 +185,7 @@ __attribute__((noinline)) Values emulate(const std::string& op, const Problem& p
       }
     return {{"out", o}};
   }
+  if (op == "q8ta_linear" || op == "q8ta_add") return {{"out", requantized(op, p, in, up)}};
   throw std::runtime_error("no emulation of " + op);
 }
 
@@ -156,7 +196,7 @@ Tensor store(const std::vector<float>& v, const Shape& shape, DType t, int mode)
   Tensor out(t, shape);
   for (int64_t i = 0; i < out.numel(); ++i) {
     const float y = v[size_t(i)];
-    if (t == DType::f32 || t == DType::bf16) {
+    if (t == DType::f32 || t == DType::bf16 || !is_float(t)) {  // int8: the emulation's values are the final integers
       out.set(i, y);
       continue;
     }

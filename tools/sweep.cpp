@@ -19,7 +19,7 @@ Case draw_case(const OpDef& op, DType dtype, bool valid, uint64_t key, int size)
 
 Sweep::Sweep(const OpDef& op, DType dtype, int64_t count, uint64_t seed)
     : op_(&op), dtype_(dtype), count_(std::max<int64_t>(count, 0)), seed_(seed), edges_(op.edge_cases(dtype)) {
-  if (dtype == DType::f32) edges_.push_back(op.large_case());  // OpDef::large_case says why float32 only
+  if (dtype == op.large_case().dtype) edges_.push_back(op.large_case());  // OpDef::large_case says why one dtype
   if (int64_t(edges_.size()) > count_) edges_.resize(size_t(count_));
 }
 

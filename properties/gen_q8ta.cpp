@@ -1,0 +1,171 @@
+// Generators of the int8 operators: valid cases across the classes that break int8 kernels (GEMV
+// at M = 1 half the time, K ragged against the 4-element word and the tiles, N = 1, zero points at
+// -128 and 127, saturation at both ends, bias present and absent, power-of-two scales whose ties
+// must round to even bit for bit, every layout and mixed layouts), and invalid cases that break
+// exactly one contract rule each.
+#include "properties/gen_common.h"
+#include "reference/ops.h"
+
+namespace ts {
+namespace {
+
+using rc::gen::element;
+using rc::gen::inRange;
+using rc::gen::just;
+using rc::gen::weightedOneOf;
+
+// A zero point: 0, an extreme (the int8 ends make |x - zp| reach 255), or anywhere.
+int64_t zero_point() {
+  return *weightedOneOf<int64_t>({{2, just<int64_t>(0)}, {1, just<int64_t>(-128)}, {1, just<int64_t>(127)},
+                                  {2, inRange<int64_t>(-128, 128)}});
+}
+
+int64_t bad_zero_point() {
+  return *weightedOneOf<int64_t>({{1, inRange<int64_t>(-1000, -128)}, {1, inRange<int64_t>(128, 1001)}});
+}
+
+// Which rule an invalid case breaks: uniform at every size (inRange alone favours the first rules
+// while RapidCheck's size is small), shrinking towards the first.
+int rule(int n) { return *rc::gen::resize(100, inRange(0, n)); }
+
+// The quantization variables both operators share; defaults are left out of the id.
+void quantization(Case& c) {
+  const std::string scales = *weightedOneOf<std::string>({{3, just<std::string>("random")}, {2, just<std::string>("pow2")},
+                                                          {1, just<std::string>("near")}});
+  if (scales != "random") c.set("scales", scales);
+  // Small ranges make small values: with power-of-two scales and positive shifts, many exact ties.
+  const int64_t range = *weightedOneOf<int64_t>({{2, just<int64_t>(128)}, {1, inRange<int64_t>(1, 5)}, {1, inRange<int64_t>(5, 65)}});
+  if (range != 128) c.set("range", range);
+  const int64_t shift = *weightedOneOf<int64_t>({{3, just<int64_t>(0)}, {1, inRange<int64_t>(-6, 0)}, {1, inRange<int64_t>(1, 9)}});
+  if (shift) c.set("out_shift", shift);
+  if (int64_t zp = zero_point()) c.set("out_zp", zp);
+}
+
+}  // namespace
+
+rc::Gen<Case> gen_q8ta_linear(DType t, bool valid) {
+  return rc::gen::exec([t, valid] {
+    Case c{"q8ta_linear", {}, t, "buffer", 0};
+    int64_t M = *weightedOneOf<int64_t>({{1, just<int64_t>(1)}, {1, inRange<int64_t>(2, 18)}});
+    const int64_t N = *weightedOneOf<int64_t>({{1, just<int64_t>(1)}, {4, inRange<int64_t>(2, 18)}});
+    // Mostly short and ragged; sometimes whole 16-element blocks; sometimes past the GEMV's 64 x 4.
+    const int64_t K = *weightedOneOf<int64_t>({{4, inRange<int64_t>(1, 33)},
+                                               {1, rc::gen::map(inRange<int64_t>(1, 9), [](int64_t k) { return 16 * k; })},
+                                               {1, inRange<int64_t>(33, 300)}});
+    std::string impl = M == 1 ? *element<std::string>("auto", "gemv", "tiled") : *element<std::string>("auto", "tiled");
+    c.set("M", M).set("K", K).set("N", N).set("impl", impl);
+    if (*inRange(0, 3) == 0) c.set("bias", "no");
+    if (int64_t zp = zero_point()) c.set("x_zp", zp);
+    quantization(c);
+    // The seed's pairings two times in three (tiled: int8_4w4c, GEMV: int8_4w), else any mix.
+    auto storage = [&c](int64_t rows, const std::string& how) {
+      const bool gemv = how == "gemv" || (how == "auto" && rows == 1);
+      if (*inRange(0, 3) != 0) {
+        c.storage = gemv ? "buffer;x=int8_4w;out=int8_4w" : "buffer;x=int8_4w4c;out=int8_4w4c";
+        return;
+      }
+      const std::string x = *element<std::string>("buffer", "int8_4w", "int8_4w4c");
+      const std::string o = *element<std::string>("buffer", "int8_4w", "int8_4w4c");
+      c.storage = "buffer";
+      if (x != "buffer") c.storage += ";x=" + x;
+      if (o != "buffer") c.storage += ";out=" + o;
+    };
+    storage(M, impl);
+    if (!valid) {
+      switch (rule(9)) {
+        case 0: c.set(*element<std::string>("M", "N"), 0); break;
+        case 1:
+          if (*inRange(0, 4)) c.set("K", 0);
+          else c.set("M", 1).set("N", 1).set("K", 65537 + *inRange<int64_t>(0, 4));  // past the int32-exact length
+          break;
+        case 2: c.set("Kw", K + *inRange<int64_t>(1, 4)); break;
+        case 3: c.set("Ns", N + *inRange<int64_t>(1, 4)); break;
+        case 4: c.set("bias", "yes").set("Nb", N + *inRange<int64_t>(1, 4)); break;
+        case 5:
+          c.set("bias", "yes");
+          if (*inRange(0, 2)) c.set(*element<std::string>("x_dtype", "weight_dtype"), *element<std::string>("int32", "float32"));
+          else c.set(*element<std::string>("weight_scales_dtype", "bias_dtype"), *element<std::string>("float16", "int8", "int32"));
+          c.storage = "buffer";  // packed int8 layouts hold int8 only: the contract speaks first anyway
+          break;
+        case 6:
+          c.set("bad_value", *element<std::string>("input_scale_zero", "output_scale_negative", "output_scale_not_f32",
+                                                   "weight_scale_nan", "weight_scale_huge", "bias_nan", "bias_huge"));
+          break;
+        case 7: c.set(*element<std::string>("x_zp", "out_zp"), bad_zero_point()); break;
+        default:
+          M = *inRange<int64_t>(2, 18);
+          c.set("M", M).set("impl", "gemv");
+          storage(M, "gemv");
+      }
+    }
+    c.seed = gen::seed();
+    return c;
+  });
+}
+
+rc::Gen<Case> gen_q8ta_add(DType t, bool valid) {
+  return rc::gen::exec([t, valid] {
+    Case c{"q8ta_add", {}, t, "buffer", 0};
+    const int rank = *inRange(1, 5);
+    std::vector<int64_t> dims;
+    for (int i = 0; i < rank; ++i) dims.push_back(*inRange<int64_t>(1, i == rank - 1 ? 19 : 9));  // W up to 18
+    auto joined = [](const std::vector<int64_t>& d) {
+      std::string s;
+      for (int64_t x : d) s += (s.empty() ? "" : ":") + std::to_string(x);
+      return s;
+    };
+    c.set("shape", joined(dims));
+    if (int64_t zp = zero_point()) c.set("a_zp", zp);
+    if (int64_t zp = zero_point()) c.set("b_zp", zp);
+    quantization(c);
+    // One layout for all three, or C-packed layouts mixed freely (int8_4w4c with int8_4c1w).
+    auto with = [&c](const std::string& a, const std::string& b, const std::string& o) {
+      c.storage = a;
+      if (b != a) c.storage += ";b=" + b;
+      if (o != a) c.storage += ";out=" + o;
+    };
+    if (*inRange(0, 2)) {
+      const std::string l = *element<std::string>("buffer", "int8_4w", "int8_4c1w", "int8_4w4c");
+      with(l, l, l);
+    } else {
+      with(*element<std::string>("int8_4c1w", "int8_4w4c"), *element<std::string>("int8_4c1w", "int8_4w4c"),
+           *element<std::string>("int8_4c1w", "int8_4w4c"));
+    }
+    if (!valid) {
+      switch (rule(6)) {
+        case 0:
+          while (dims.size() < 5) dims.insert(dims.begin(), *inRange<int64_t>(1, 3));
+          c.set("shape", joined(dims));
+          break;
+        case 1:
+          dims[size_t(*inRange(0, rank))] += *inRange<int64_t>(1, 4);
+          c.set("bshape", joined(dims));
+          break;
+        case 2:
+          c.set(*element<std::string>("a_dtype", "b_dtype"), *element<std::string>("int32", "float32", "float16"));
+          c.storage = "buffer";  // packed int8 layouts hold int8 only: the contract speaks first anyway
+          break;
+        case 3:
+          c.set("bad_value", *element<std::string>("a_scale_zero", "b_scale_negative", "output_scale_not_f32", "output_scale_huge"));
+          break;
+        case 4: c.set(*element<std::string>("a_zp", "b_zp", "out_zp"), bad_zero_point()); break;
+        default: {
+          // Two packed dimensions (or block sizes) among the three tensors.
+          const std::string w = *element<std::string>("int8_4w", "buffer");
+          const std::string ch = *element<std::string>("int8_4c1w", "int8_4w4c");
+          const std::string other = w == "int8_4w" ? "buffer" : "int8_4w";
+          switch (*inRange(0, 4)) {
+            case 0: with(w, ch, ch); break;
+            case 1: with(ch, w, ch); break;
+            case 2: with(ch, ch, w); break;
+            default: with(w, other, w);
+          }
+        }
+      }
+    }
+    c.seed = gen::seed();
+    return c;
+  });
+}
+
+}  // namespace ts

@@ -1,0 +1,251 @@
+#include "reference/q8ta_common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "core/rng.h"
+
+namespace ts::q8ta {
+
+double round_half_even(double v) {
+  if (!std::isfinite(v)) return v;
+  const double r = std::floor(v), f = v - r;  // exact: v and floor(v) share the binade or v < 1
+  if (f > 0.5 || (f == 0.5 && std::fmod(r, 2.0) != 0)) return r + 1;
+  return r;
+}
+
+int64_t requantize(double v, int64_t zp) {
+  const double r = round_half_even(v) + double(zp);
+  if (!(r > double(kMin))) return kMin;  // NaN never reaches here: the contract keeps values finite
+  if (r > double(kMax)) return kMax;
+  return int64_t(r);
+}
+
+double slack(double v, double d, int64_t zp) { return d > 0 ? double(requantize(v + d, zp) - requantize(v - d, zp)) : 0.0; }
+
+bool is_pow2(double s) {
+  int e;
+  return std::isfinite(s) && s > 0 && std::frexp(s, &e) == 0.5;
+}
+
+bool normal_or_zero_f32(double x) {
+  const double a = std::fabs(x);
+  return a == 0 || (a >= 0x1p-126 && a < 0x1p128);
+}
+
+bool f32_exact(double x) { return std::isfinite(x) && double(float(x)) == x && normal_or_zero_f32(x); }
+
+bool f32_sum_exact(double a, double b) {
+  // Knuth's TwoSum (round to nearest, the reference's environment): err is what s = a + b lost.
+  const double s = a + b, bb = s - a, err = (a - (s - bb)) + (b - bb);
+  return err == 0 && f32_exact(s);
+}
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+double scale_param(const Params& p, const char* key) {
+  auto it = p.find(key);
+  return it != p.end() && it->is_number() ? it->get<double>() : NAN;
+}
+
+int64_t zero_point_param(const Params& p, const char* key) { return p.at(key).get<int64_t>(); }
+
+namespace {
+
+bool valid_scale(double v) { return std::isfinite(v) && double(float(v)) == v && v >= kMinScale && v <= kMaxScale; }
+const char* const kScaleRange = "a float32 value in [2^-32, 2^32]";
+
+}  // namespace
+
+void require_scale(Contract& c, const Params& p, const char* key) {
+  auto it = p.find(key);
+  if (it == p.end()) {
+    c.require(false, "scales_valid", "params.", key, " is missing (", kScaleRange, ")");
+  } else if (!it->is_number()) {
+    c.require(false, "scales_valid", "params.", key, " (", it->dump(), ") must be ", kScaleRange);
+  } else {
+    const double v = it->get<double>();
+    c.require(valid_scale(v), "scales_valid", "params.", key, " (", num(v), ") must be ", kScaleRange);
+  }
+}
+
+void require_scale_values(Contract& c, const Tensor& t, const std::string& name) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (double v = t.get(i); !valid_scale(v)) {
+      c.require(false, "scales_valid", name, "[", i, "] (", num(v), ") must be ", kScaleRange);
+      return;
+    }
+}
+
+void require_zero_point(Contract& c, const Params& p, const char* key) {
+  auto it = p.find(key);
+  if (it == p.end()) {
+    c.require(false, "zero_point_range", "params.", key, " is missing (an integer in [-128, 127])");
+    return;
+  }
+  const bool integer = it->is_number_integer();
+  const bool in_range = integer && (it->is_number_unsigned() ? it->get<uint64_t>() <= uint64_t(kMax)
+                                                             : it->get<int64_t>() >= kMin && it->get<int64_t>() <= kMax);
+  c.require(in_range, "zero_point_range", "params.", key, " (", it->dump(), ") must be an integer in [-128, 127]");
+}
+
+void require_dtype(Contract& c, const Problem& p, const std::string& name, DType want) {
+  const DType got = p.inputs.at(name).dtype;
+  c.require(got == want, "input_dtypes", name, " is ", dtype_name(got), " but must be ", dtype_name(want));
+}
+
+DType dtype_of(const Case& c, const std::string& name, DType dflt) {
+  const std::string w = c.word(name + "_dtype", "");
+  if (w.empty()) return dflt;
+  auto t = parse_dtype(w);
+  if (!t) throw UsageError(cat("case ", c.id(), ": unknown dtype '", w, "' for ", name));
+  return *t;
+}
+
+Tensor int_tensor(DType t, Shape s, uint64_t seed, const std::string& name, int64_t lo, int64_t hi) {
+  Tensor r(t, std::move(s));
+  const Stream st(seed, name);
+  const double n = double(hi - lo + 1);
+  for (int64_t i = 0; i < r.numel(); ++i)
+    r.set(i, double(std::min<int64_t>(hi, lo + int64_t(std::floor(st.unit(uint64_t(i)) * n)))));
+  return r;
+}
+
+IntRange data_range(int64_t zp, int64_t range) {
+  if (range >= 128) return {};
+  const int64_t z = std::clamp(zp, kMin, kMax);
+  return {std::max(kMin, z - range), std::min(kMax, z + range)};
+}
+
+double rms_about(IntRange r, int64_t zp) {
+  const double n = double(r.hi - r.lo + 1), mean = 0.5 * double(r.lo + r.hi);
+  return std::sqrt((n * n - 1) / 12 + (mean - double(zp)) * (mean - double(zp)));
+}
+
+double draw_scale(bool pow2, int e, uint64_t seed, const std::string& name, uint64_t i) {
+  const double u = Stream(seed, name).unit(i);
+  if (pow2) return std::ldexp(1.0, e + int(std::floor(u * 5)) - 2);
+  return double(float(std::ldexp(1 + u, e)));
+}
+
+double output_scale_for(bool pow2, double typical, int64_t shift, uint64_t seed) {
+  const double base = typical > 0 ? typical / 32 : 1;
+  if (pow2) {
+    const int64_t e = std::clamp<int64_t>(std::lround(std::log2(base)) + shift, -32, 32);
+    return std::ldexp(1.0, int(e));
+  }
+  const double m = 0.75 + 0.75 * Stream(seed, "output_scale").unit(0);
+  return double(float(std::clamp(std::ldexp(base * m, int(shift)), kMinScale, kMaxScale)));
+}
+
+std::vector<Var> common_vars() {
+  return {word_var("scales", {"random", "pow2", "near"}, "random",
+                   "random: float32 scales with random mantissas; pow2: powers of two (every float32 operation "
+                   "exact: outputs must match bit for bit, ties to even included); near: pow2 except "
+                   "output_scale = 2^e (1 + 2^-22), which moves ties just off x.5, inside the float32 bound "
+                   "(outputs there may differ by 1)"),
+          int_var("out_zp", -1000, 1000, "0", "output_zero_point (outside [-128, 127]: invalid)"),
+          int_var("range", 1, 128, "128",
+                  "int8 inputs within `range` of their zero point, clamped to int8 (128: the whole int8 range)"),
+          int_var("out_shift", -24, 24, "0",
+                  "output_scale = typical |value| / 32 * 2^out_shift (negative: saturation, positive: fractions)")};
+}
+
+Tolerance int8_tolerance(const std::string& output, const Shape& shape, const Requant& r) {
+  auto elem = std::make_shared<Tensor>(DType::f64, shape);
+  double* e = reinterpret_cast<double*>(elem->bytes.data());
+  for (size_t i = 0; i < r.v.size(); ++i) e[i] = slack(r.v[i], r.d[i], r.zp);
+  Tolerance tol;
+  tol.elem[output] = std::move(elem);
+  return tol;
+}
+
+namespace {
+
+// The int8 tensors of each operator, whose layouts the classes name.
+std::vector<std::string> int8_tensors(const std::string& op) {
+  if (op == "q8ta_linear") return {"x", "out"};
+  return {"a", "b", "out"};
+}
+
+}  // namespace
+
+std::vector<std::string> classes(const Expected& e) {
+  std::vector<std::string> out;
+  if (e.violation || !e.error.empty()) return out;
+  const Case& c = e.c;
+  const Problem& p = e.problem;
+  const bool linear = c.op == "q8ta_linear";
+  const Requant r = linear ? linear_requant(p) : add_requant(p);
+  bool exact = true, tie = false, near = false, low = false, high = false;
+  for (size_t i = 0; i < r.v.size(); ++i) {
+    const double v = r.v[i], rounded = round_half_even(v) + double(r.zp);
+    exact &= r.d[i] == 0;
+    tie |= r.d[i] == 0 && v - std::floor(v) == 0.5;
+    near |= slack(v, r.d[i], r.zp) > 0;
+    low |= rounded < double(kMin);
+    high |= rounded > double(kMax);
+  }
+  if (exact && !r.v.empty()) out.push_back("exact (power-of-two scales, bit for bit)");
+  if (tie) out.push_back("ties to even (exact x.5)");
+  if (near) out.push_back("near a rounding boundary (may differ by 1)");
+  if (low) out.push_back("saturation low (clamped to -128)");
+  if (high) out.push_back("saturation high (clamped to 127)");
+  for (auto& [key, zp] : p.params.items())
+    if (key.ends_with("zero_point") && zp.is_number_integer()) {
+      if (zp.get<int64_t>() == kMin) out.push_back("zero point -128");
+      if (zp.get<int64_t>() == kMax) out.push_back("zero point 127");
+    }
+  std::set<std::string> layouts;
+  for (auto& t : int8_tensors(c.op)) layouts.insert(layout_name(p.layout(t)));
+  for (auto& l : layouts) out.push_back("layout " + l);
+  if (layouts.size() > 1) out.push_back("mixed layouts");
+  if (linear) {
+    const Shape& x = p.inputs.at("x").shape;
+    const int64_t M = x[0], K = x[1], N = p.inputs.at("weight").shape[0];
+    const std::string impl = p.params.value("impl", "auto");
+    out.push_back(impl == "gemv" || (impl == "auto" && M == 1) ? "impl=gemv" : "impl=tiled");
+    if (impl == "auto") out.push_back("impl=auto");
+    if (M == 1) out.push_back("M=1");
+    if (N == 1) out.push_back("N=1");
+    if (K % 4 != 0) out.push_back("ragged K (K%4!=0)");
+    if (K > 256) out.push_back("long K (K>256)");
+    out.push_back(p.inputs.count("bias") ? "bias present" : "bias absent");
+  } else {
+    const Shape& s = p.inputs.at("a").shape;
+    out.push_back(cat("rank ", s.size()));
+    if (s.back() % 4 != 0) out.push_back("ragged W (W%4!=0)");
+    if (s.size() >= 3 && s[s.size() - 3] % 4 != 0) out.push_back("ragged C (C%4!=0)");
+  }
+  return out;
+}
+
+std::vector<std::string> expected_classes(const OpDef& op) {
+  std::vector<std::string> out = {"exact (power-of-two scales, bit for bit)", "ties to even (exact x.5)",
+                                  "near a rounding boundary (may differ by 1)", "saturation low (clamped to -128)",
+                                  "saturation high (clamped to 127)", "zero point -128", "zero point 127",
+                                  "mixed layouts"};
+  std::set<std::string> layouts;
+  for (auto& t : int8_tensors(op.name))
+    if (auto it = op.layouts.find(t); it != op.layouts.end()) layouts.insert(it->second.begin(), it->second.end());
+  for (auto& l : layouts) out.push_back("layout " + l);
+  if (op.name == "q8ta_linear") {
+    for (const char* cls : {"impl=gemv", "impl=tiled", "impl=auto", "M=1", "N=1", "ragged K (K%4!=0)", "long K (K>256)",
+                            "bias present", "bias absent"})
+      out.push_back(cls);
+  } else {
+    for (const char* cls : {"rank 1", "rank 2", "rank 3", "rank 4", "ragged W (W%4!=0)", "ragged C (C%4!=0)"})
+      out.push_back(cls);
+  }
+  return out;
+}
+
+}  // namespace ts::q8ta

@@ -1,0 +1,325 @@
+// q8ta_linear: int8 activations x int8 per-channel weights -> int8, SPEC "q8ta_linear" and
+// "q8ta_linear implementations".
+//
+// Layouts and implementations. x and out may be buffer, int8_4w or int8_4w4c, independently of
+// impl: kernels read and write through the generated layout accessors (gpu/ACCESSORS.md), so any
+// pairing computes the same function. The seed pairs impl=tiled with int8_4w4c and impl=gemv with
+// int8_4w; the edge cases pin those pairings and the generator draws them two times in three, the
+// rest mixes them. int8_4c1w is not offered: x [M,K] is viewed as [N=1,C=1,H=M,W=K], so every word
+// would hold one element. weight, weight_scales and bias are plain buffers.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/rng.h"
+#include "reference/common.h"
+#include "reference/ops.h"
+#include "reference/q8ta_common.h"
+
+namespace ts {
+namespace {
+
+using namespace q8ta;
+
+// |x - zp| <= 255 and |w| <= 128: an accumulator of K terms stays below 32640 K < 2^31 for K up to
+// 65536, so an int32 accumulator (the kernels') is exact.
+constexpr int64_t kMaxK = 65536;
+const char* const kTiled = "buffer;x=int8_4w4c;out=int8_4w4c";
+const char* const kGemv = "buffer;x=int8_4w;out=int8_4w";
+
+Problem make(const Case& c) {
+  const int64_t M = c.get("M"), K = c.get("K"), N = c.get("N");
+  const int64_t Kw = c.get("Kw", K), Ns = c.get("Ns", N), Nb = c.get("Nb", N);
+  const int64_t x_zp = c.get("x_zp", 0), out_zp = c.get("out_zp", 0), range = c.get("range", 128);
+  const std::string mode = c.word("scales", "random"), bad = c.word("bad_value", "none");
+  const bool pow2 = mode != "random";
+  Problem p;
+  p.dtype = c.dtype;
+  p.storage = c.storage;
+  const IntRange xr = data_range(x_zp, range), wr = range >= 128 ? IntRange{} : IntRange{-range, range};
+  p.inputs["x"] = int_tensor(dtype_of(c, "x", DType::i8), {M, K}, c.seed, "x", xr.lo, xr.hi);
+  p.inputs["weight"] = int_tensor(dtype_of(c, "weight", DType::i8), {N, Kw}, c.seed, "weight", wr.lo, wr.hi);
+  double is = draw_scale(pow2, -8, c.seed, "input_scale", 0);
+  auto ws_of = [&](int64_t n) { return draw_scale(pow2, -8, c.seed, "weight_scales", uint64_t(n)); };
+  // A typical |acc * input_scale * weight_scale|: K terms of their rms size, signs independent.
+  const double typical = std::sqrt(double(std::max<int64_t>(K, 1))) * rms_about(xr, x_zp) * rms_about(wr, 0) * is * 0x1p-8;
+  double os = output_scale_for(pow2, typical, c.get("out_shift", 0), c.seed);
+  if (mode == "near") os = double(float(os * (1 + 0x1p-22)));  // exactly representable: 23 mantissa bits
+  Tensor ws(dtype_of(c, "weight_scales", DType::f32), {Ns});
+  for (int64_t n = 0; n < Ns; ++n) ws.set(n, ws_of(n));
+  if (c.word("bias", "yes") == "yes" || bad.starts_with("bias_")) {
+    // Up to 32 output steps either way. In power-of-two modes an integer multiple of
+    // input_scale * weight_scale, as a quantized model's int32 bias is: y stays a float32 value.
+    Tensor b(dtype_of(c, "bias", DType::f32), {Nb});
+    const Stream st(c.seed, "bias");
+    for (int64_t n = 0; n < Nb; ++n) {
+      const double steps = st.uniform(uint64_t(n), -32, 32);
+      if (pow2) {
+        const double unit = is * ws_of(n);
+        b.set(n, std::clamp(std::round(steps * os / unit), -0x1p20, 0x1p20) * unit);
+      } else {
+        b.set(n, steps * os);
+      }
+    }
+    if (bad == "bias_nan" && Nb) b.set(0, NAN);
+    if (bad == "bias_huge" && Nb) b.set(0, 0x1p33);
+    p.inputs["bias"] = std::move(b);
+  }
+  if (bad == "weight_scale_nan" && Ns) ws.set(0, NAN);
+  if (bad == "weight_scale_huge" && Ns) ws.set(0, 0x1p33);
+  if (bad == "input_scale_zero") is = 0;
+  if (bad == "output_scale_negative") os = -os;
+  if (bad == "output_scale_not_f32") os *= 1 + 0x1p-40;
+  p.inputs["weight_scales"] = std::move(ws);
+  p.params["input_scale"] = is;
+  p.params["input_zero_point"] = x_zp;
+  p.params["output_scale"] = os;
+  p.params["output_zero_point"] = out_zp;
+  p.params["impl"] = c.word("impl", "auto");
+  return p;
+}
+
+std::optional<Violation> validate(const Problem& p) {
+  Contract c("q8ta_linear");
+  if (!has_inputs(c, p, {"x", "weight", "weight_scales"})) return c.result();
+  const bool bias = p.inputs.count("bias") > 0;
+  require_rank(c, p, "x", 2);
+  require_rank(c, p, "weight", 2);
+  require_rank(c, p, "weight_scales", 1);
+  if (bias) require_rank(c, p, "bias", 1);
+  if (c.failed()) return c.result();
+  require_dtype(c, p, "x", DType::i8);
+  require_dtype(c, p, "weight", DType::i8);
+  require_dtype(c, p, "weight_scales", DType::f32);
+  if (bias) require_dtype(c, p, "bias", DType::f32);
+  const Shape &x = p.inputs.at("x").shape, &w = p.inputs.at("weight").shape;
+  const int64_t M = x[0], K = x[1], N = w[0];
+  c.require(M >= 1, "dims_positive", "M (", M, ") must be at least 1");
+  c.require(N >= 1, "dims_positive", "N (", N, ") must be at least 1");
+  c.require(K >= 1 && K <= kMaxK, "k_range", "K (", K, ") must be in [1, ", kMaxK, "] (an int32 accumulator is exact)");
+  c.require(w[1] == K, "weight_k_match", "weight ", shape_str(w), " must be [N, K] with x's K (", K, ")");
+  const Shape& s = p.inputs.at("weight_scales").shape;
+  c.require(s == Shape{N}, "scales_shape", "weight_scales ", shape_str(s), " must be [N] = [", N, "]");
+  if (bias) {
+    const Shape& b = p.inputs.at("bias").shape;
+    c.require(b == Shape{N}, "bias_shape", "bias ", shape_str(b), " must be [N] = [", N, "]");
+  }
+  if (c.failed()) return c.result();
+  require_scale(c, p.params, "input_scale");
+  require_scale(c, p.params, "output_scale");
+  require_scale_values(c, p.inputs.at("weight_scales"), "weight_scales");
+  require_zero_point(c, p.params, "input_zero_point");
+  require_zero_point(c, p.params, "output_zero_point");
+  if (bias) {
+    const Tensor& b = p.inputs.at("bias");
+    for (int64_t n = 0; n < N && !c.failed(); ++n)
+      c.require(std::isfinite(b.get(n)) && std::fabs(b.get(n)) <= kMaxBias, "bias_range", "bias[", n, "] (",
+                num(b.get(n)), ") must be finite with magnitude at most 2^32");
+  }
+  // Not a listed rule: no case id can break it (like inputs_present), only a golden's params.
+  const Params::const_iterator impl = p.params.find("impl");
+  const bool known = impl == p.params.end() ||
+                     (impl->is_string() && (*impl == "auto" || *impl == "tiled" || *impl == "gemv"));
+  c.require(known, "params_valid", "params.impl (", impl == p.params.end() ? "" : impl->dump(),
+            ") must be \"auto\", \"tiled\" or \"gemv\"");
+  c.require(!(known && impl != p.params.end() && *impl == "gemv" && M > 1), "gemv_requires_m_1",
+            "impl=gemv computes one row: M (", M, ") must be 1");
+  return c.result();
+}
+
+// The int8 comparison bound (SPEC "Comparison and outcomes"; the rule itself in q8ta_common.h).
+//
+// The kernel's requantization of out[m,n], in float32 (u = 2^-23, kUnitF32: one operation errs by
+// at most u of its result, reference/common.h):
+//   q = (float(acc) * input_scale * weight_scale[n] + bias[n]) * (1 / output_scale)
+// in any association, contracted into fmas or not; 1 / output_scale either a host-rounded float32
+// uniform (error <= u/2) or computed on the device (a division or reciprocal: 2.5 ulp <= 2.5 u).
+// With p = acc * is * ws and b = bias, each term passes through at most:
+//   p: the int32 -> float32 conversion (1 u, only for |acc| > 2^24), two products (2 u), the sum
+//      (1 u), the scaling by 1 / output_scale (a reciprocal, 2.5 u, and a product, 1 u): 7.5 u;
+//   b: the sum and the scaling: 4.5 u.
+// Products of (1 + delta_i) with |delta_i| <= k_i u total at most gamma(sum k_i) (Higham, Lemma 3.1),
+// so |q - v_exact| <= gamma_f32(7.5) (|p| + |b|) / os <= gamma_f32(8) (|p| + |b|) / os.
+// The reference's v is float64: (acc * is) * ws + b, then / os, four roundings of 2^-53, which the
+// factor 1 + 2^-20 covers (gamma_f32(8) 2^-20 is about 2^-40 of the terms, over 2^-51 of them).
+// No intermediate overflows (scales in [2^-32, 2^32], |acc| < 2^31, |b| <= 2^32: every product is
+// below 2^127) and every nonzero product of acc and the scales is at least 2^-96 (normal); only the
+// sum can cancel to a subnormal, which a device may flush: 2^-126 / os <= 2^-94, so 2^-80 more.
+//
+// Exact elements: when input_scale, weight_scale[n] and output_scale are powers of two, |acc| <=
+// 2^24 (a float32 integer), every product of acc and any subset of {is, ws, 1/os} lies in the normal
+// range (a power of two times a float32 integer: exact) and the one addition's exact result is a
+// normal float32 (p + b, or its scaled form p/os + b/os), every operation the kernel may perform
+// returns its exact result — whatever the order, contraction or rounding direction, since a
+// correctly rounded operation (up or down) returns a representable exact result unchanged, and
+// 1/os, a power of two, is exact on the host. Then q = v exactly, the reference's float64
+// arithmetic is exact too (float32 values are float64 values), and d = 0: the output must equal
+// the reference bit for bit, ties to even included. (A kernel that divides by output_scale on the
+// device is exact here only if its division returns exact quotients; the multiplications by the
+// host's 1/output_scale that the seed uses always do.)
+bool exact(double acc, double is, double ws, double b, double os) {
+  if (!is_pow2(is) || !is_pow2(ws) || !is_pow2(os) || std::fabs(acc) > 0x1p24 || !normal_or_zero_f32(b)) return false;
+  const double inv = 1 / os, f[4] = {acc, is, ws, inv};
+  for (int mask = 1; mask < 16; ++mask) {
+    double prod = 1;
+    for (int i = 0; i < 4; ++i)
+      if (mask & (1 << i)) prod *= f[i];
+    if (!normal_or_zero_f32(prod)) return false;
+  }
+  const double p = acc * is * ws;
+  return normal_or_zero_f32(b * inv) && f32_sum_exact(p, b) && f32_exact((p + b) * inv);
+}
+
+}  // namespace
+
+namespace q8ta {
+
+Requant linear_requant(const Problem& p) {
+  const Tensor &x = p.inputs.at("x"), &w = p.inputs.at("weight"), &wsc = p.inputs.at("weight_scales");
+  auto bias = p.inputs.find("bias");
+  const int64_t M = x.shape[0], K = x.shape[1], N = w.shape[0];
+  const double is = scale_param(p.params, "input_scale"), os = scale_param(p.params, "output_scale");
+  const int64_t xzp = zero_point_param(p.params, "input_zero_point");
+  const double g = gamma_f32(8) * (1 + 0x1p-20);
+  const int8_t* xd = reinterpret_cast<const int8_t*>(x.bytes.data());
+  const int8_t* wd = reinterpret_cast<const int8_t*>(w.bytes.data());
+  Requant r;
+  r.zp = zero_point_param(p.params, "output_zero_point");
+  r.v.resize(size_t(M * N));
+  r.d.resize(size_t(M * N));
+  for (int64_t n = 0; n < N; ++n) {
+    const double ws = wsc.get(n), b = bias == p.inputs.end() ? 0.0 : bias->second.get(n);
+    for (int64_t m = 0; m < M; ++m) {
+      int64_t acc = 0;  // exact: |acc| < 2^31 (k_range)
+      for (int64_t k = 0; k < K; ++k) acc += (int64_t(xd[m * K + k]) - xzp) * int64_t(wd[n * K + k]);
+      const double a = double(acc);
+      const size_t i = size_t(m * N + n);
+      r.v[i] = (a * is * ws + b) / os;
+      r.d[i] = exact(a, is, ws, b, os) ? 0.0 : g * (std::fabs(a) * is * ws + std::fabs(b)) / os + 0x1p-80;
+    }
+  }
+  return r;
+}
+
+}  // namespace q8ta
+
+namespace {
+
+Tensors reference(const Problem& p) {
+  const Requant r = linear_requant(p);
+  Tensor out(DType::i8, {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]});
+  int8_t* o = reinterpret_cast<int8_t*>(out.bytes.data());
+  for (size_t i = 0; i < r.v.size(); ++i) o[i] = int8_t(requantize(r.v[i], r.zp));
+  return {{"out", std::move(out)}};
+}
+
+std::vector<BufferSpec> buffers(const Problem& p) {
+  return {{"out", {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]}, DType::i8}};
+}
+
+// No kernels yet: an empty plan, which the GPU backends report as UNSUPPORTED (never PASS).
+std::vector<Dispatch> plan(const Problem&) { return {}; }
+
+Tolerance tolerance(const Problem& p) {
+  return int8_tolerance("out", {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]}, linear_requant(p));
+}
+
+std::vector<Case> edge_cases(DType t) {
+  if (t != DType::i8) return {};
+  auto mk = [t](int64_t M, int64_t K, int64_t N, const char* impl, const char* storage) {
+    Case c{"q8ta_linear", {}, t, storage, uint64_t(3000 + M * 7 + K * 13 + N * 17)};
+    c.set("M", M).set("K", K).set("N", N).set("impl", impl);
+    return c;
+  };
+  auto with_seed = [](Case c, uint64_t seed) {
+    c.seed = seed;
+    return c;
+  };
+  std::vector<Case> v = {
+      mk(1, 1, 1, "gemv", kGemv),                                              // the smallest GEMV
+      mk(1, 7, 3, "auto", kGemv).set("x_zp", -128).set("out_zp", 127),         // ragged K, extreme zero points
+      mk(5, 9, 6, "tiled", kTiled).set("bias", "no"),                          // ragged M, N, K tiles
+      // Exact ties (12 and 4, both parities), odd output zero points (adding one before rounding breaks ties).
+      with_seed(mk(8, 5, 4, "tiled", kTiled).set("scales", "pow2").set("range", 1).set("out_shift", 7).set("x_zp", 3).set("out_zp", -1), 1),
+      with_seed(mk(1, 13, 16, "gemv", kGemv).set("scales", "pow2").set("range", 1).set("out_shift", 5).set("out_zp", 1), 1),
+      mk(4, 32, 4, "tiled", kTiled).set("out_shift", -4).set("x_zp", 127),      // saturates at both ends
+      mk(8, 64, 8, "auto", kTiled),                                            // whole tiles, K a multiple of 16
+      mk(6, 10, 1, "auto", kTiled),                                            // N = 1
+      mk(2, 6, 3, "auto", "buffer"),                                           // plain buffers
+      mk(4, 8, 4, "tiled", "buffer;x=int8_4w;out=int8_4w4c"),                  // mixed layouts
+      mk(1, 259, 4, "gemv", kGemv),                                            // K > 4 x 64: every thread of the split
+      mk(1, 1000, 2, "auto", kGemv).set("bias", "no"),
+      // Former ties just off x.5, inside the float32 bound: outputs there may differ by 1.
+      mk(3, 6, 5, "tiled", kTiled).set("scales", "near").set("range", 2).set("out_shift", 6),
+      mk(1, 8, 3, "gemv", kGemv).set("scales", "pow2").set("x_zp", 127).set("out_zp", -128).set("out_shift", -2),
+      mk(2, 5, 3, "tiled", "buffer;x=int8_4w4c;out=buffer").set("x_zp", -128).set("out_zp", -128).set("range", 3),
+  };
+  // Invalid: each rule broken on its own (input_rank by a reshaped golden: ids cannot change ranks),
+  // in buffers: rules do not depend on the storage, and goldens hold logical tensors.
+  v.push_back(mk(0, 4, 3, "tiled", "buffer"));
+  v.push_back(mk(1, 0, 3, "gemv", "buffer"));
+  v.push_back(mk(2, 4, 3, "tiled", "buffer").set("Kw", 5));
+  v.push_back(mk(2, 4, 3, "tiled", "buffer").set("Ns", 4));
+  v.push_back(mk(2, 4, 3, "tiled", "buffer").set("Nb", 2));
+  v.push_back(mk(2, 4, 3, "tiled", "buffer").set("x_dtype", "int32"));
+  v.push_back(mk(2, 4, 3, "tiled", "buffer").set("bad_value", "output_scale_negative"));
+  v.push_back(mk(2, 4, 3, "tiled", "buffer").set("x_zp", 128));
+  v.push_back(mk(2, 4, 3, "tiled", "buffer").set("bad_value", "bias_nan"));
+  v.push_back(mk(2, 4, 3, "gemv", "buffer"));
+  return v;
+}
+
+// weight [65537, 256]: 16,777,472 elements; a GEMV of 65,537 outputs x 64 threads is 4,194,368
+// invocations, past 65,535 workgroups of 64.
+Case large_case() {
+  Case c{"q8ta_linear", {}, DType::i8, kGemv, 7};
+  return c.set("M", 1).set("K", 256).set("N", 65537).set("impl", "gemv");
+}
+
+std::vector<Var> vars() {
+  std::vector<Var> v = {
+      int_var("M", 0, kMaxDim, "", "rows of x (1: GEMV)"),
+      int_var("K", 0, kMaxDim, "", "reduction length"),
+      int_var("N", 0, kMaxDim, "", "output channels"),
+      word_var("impl", {"auto", "tiled", "gemv"}, "auto", "tiled: 4x4 output tiles; gemv: M = 1, 64 threads split K; auto: gemv iff M = 1"),
+      word_var("bias", {"yes", "no"}, "yes", "whether the optional bias is given"),
+      int_var("x_zp", -1000, 1000, "0", "input_zero_point (outside [-128, 127]: invalid)")};
+  for (Var& c : common_vars()) v.push_back(std::move(c));
+  v.push_back(word_var("bad_value",
+                       {"none", "input_scale_zero", "output_scale_negative", "output_scale_not_f32", "weight_scale_nan",
+                        "weight_scale_huge", "bias_nan", "bias_huge"},
+                       "none", "one invalid scale or bias value (scales_valid, bias_range)"));
+  // Invalid cases override one shape at a time:
+  v.push_back(int_var("Kw", 0, kMaxDim, "K", "weight's K"));
+  v.push_back(int_var("Ns", 0, kMaxDim, "N", "length of weight_scales"));
+  v.push_back(int_var("Nb", 0, kMaxDim, "N", "length of bias"));
+  return v;
+}
+
+}  // namespace
+
+const OpDef& q8ta_linear_op() {
+  static const OpDef op{
+      "q8ta_linear",
+      "int8 activations x int8 per-channel weights -> int8 (tiled, and GEMV for M = 1)",
+      {"x", "weight", "weight_scales", "bias"},
+      {"out"},
+      {{"input_rank", "x [M,K] and weight [N,K] have rank 2, weight_scales and bias rank 1"},
+       {"input_dtypes", "x and weight are int8, weight_scales and bias float32"},
+       {"dims_positive", "M >= 1 and N >= 1"},
+       {"k_range", "1 <= K <= 65536 (the int32 accumulator is exact)"},
+       {"weight_k_match", "weight is [N, K] with x's K"},
+       {"scales_shape", "weight_scales is [N]"},
+       {"bias_shape", "bias, when given, is [N]"},
+       {"scales_valid", "input_scale, output_scale and every weight_scales[n] are float32 values in [2^-32, 2^32]"},
+       {"zero_point_range", "input_zero_point and output_zero_point are integers in [-128, 127]"},
+       {"bias_range", "every bias[n] is finite with magnitude at most 2^32"},
+       {"gemv_requires_m_1", "impl=gemv only with M = 1"}},
+      {DType::i8},
+      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_q8ta_linear, large_case,
+      vars(),
+      {{"x", {"buffer", "int8_4w", "int8_4w4c"}}, {"out", {"buffer", "int8_4w", "int8_4w4c"}}}};
+  return op;
+}
+
+}  // namespace ts
