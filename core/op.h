@@ -72,6 +72,9 @@ struct Dispatch {
   uint64_t invocations = 0;
   std::map<std::string, double> uniforms;    // integers are exact up to 2^53
   std::map<std::string, std::string> bind;   // shader array name -> tensor name (default: same name)
+  // 0: the backend's workgroup size. Otherwise exactly this many invocations per workgroup, for
+  // kernels that cooperate through shared memory (a device that cannot: UNSUPPORTED).
+  uint32_t workgroup = 0;
 };
 
 // A variable of the operator's case ids (SPEC "Case ids"), declared once so that an unknown name,

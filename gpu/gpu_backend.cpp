@@ -18,6 +18,12 @@ uint64_t poison_bits(DType t) {
   return 0;
 }
 
+std::optional<Grid> dispatch_grid(const Dispatch& d, uint32_t dflt, const DeviceLimits& lim) {
+  std::optional<Grid> g = fold_grid(d.invocations, d.workgroup ? d.workgroup : dflt, lim);
+  if (g && d.workgroup && g->workgroup_size != d.workgroup) return std::nullopt;
+  return g;
+}
+
 std::optional<Grid> fold_grid(uint64_t invocations, uint32_t workgroup_size, const DeviceLimits& lim) {
   Grid g;
   g.workgroup_size = std::max<uint32_t>(1, std::min({workgroup_size, lim.max_workgroup_size_x, lim.max_invocations}));
@@ -136,10 +142,16 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
     if (d.invocations >= (1ull << 32))
       return fail(RunOutput::Status::error, cat(op.name, ": dispatch ", d.kernel, " needs ", d.invocations,
                                                 " invocations, over 32-bit indexing [grid_too_large]"));
-    if (!fold_grid(d.invocations, workgroup_size, lim))
+    if (d.workgroup && d.workgroup > std::min(lim.max_workgroup_size_x, lim.max_invocations))
+      return fail(RunOutput::Status::unsupported, cat(op.name, ": dispatch ", d.kernel, " needs workgroups of ", d.workgroup,
+                                                      " invocations; the device allows ",
+                                                      std::min(lim.max_workgroup_size_x, lim.max_invocations)));
+    if (!dispatch_grid(d, workgroup_size, lim))
       return fail(RunOutput::Status::error, cat(op.name, ": dispatch ", d.kernel, " of ", d.invocations,
                                                 " invocations does not fit the device grid [grid_too_large]"));
   }
+  if (lim.int_dot)
+    for (Dispatch& d : plan) d.defines.push_back("TS_INT_DOT=1");
   auto too_big = [&](const std::string& name, size_t bytes) -> std::optional<RunOutput> {
     if (bytes > lim.max_buffer_bytes)
       return fail(RunOutput::Status::unsupported, cat(op.name, ": tensor ", name, " (", bytes,

@@ -20,6 +20,10 @@ struct DeviceLimits {
   bool f16 = false;                          // 16-bit storage + float16 arithmetic usable by kernels
   bool bf16 = false;                         // the backend's kernels take bfloat16 (16-bit words converted in the accessors)
   uint32_t max_image_3d = 256;               // maxImageDimension3D: the largest texture3d extent
+  // Packed 4x8-bit integer dot product usable by kernels (Vulkan VK_KHR_shader_integer_dot_product,
+  // WGSL dot4I8Packed), and allowed by the backend's options: GpuBackend::run then adds the define
+  // TS_INT_DOT=1 to every dispatch, and int8 kernels take their dot-product path.
+  bool int_dot = false;
 };
 
 // A host copy of one device buffer or image: [guard][data][guard] for buffer outputs and scratch,
@@ -58,6 +62,9 @@ struct Grid {
   uint32_t groups[3] = {1, 1, 1};
 };
 std::optional<Grid> fold_grid(uint64_t invocations, uint32_t workgroup_size, const DeviceLimits& lim);
+// The grid of a dispatch: its own workgroup size if it asks for one (exactly: nullopt if the device
+// cannot), else `dflt` clamped to the device.
+std::optional<Grid> dispatch_grid(const Dispatch& d, uint32_t dflt, const DeviceLimits& lim);
 
 // The tensor a kernel's storage array binds: Dispatch::bind's mapping if any, else the array's own
 // name without one trailing '_' (kernels write out_, cos_, sin_ where GLSL/WGSL reserve the word).

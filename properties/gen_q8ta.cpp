@@ -61,14 +61,14 @@ rc::Gen<Case> gen_q8ta_linear(DType t, bool valid) {
     auto storage = [&c](int64_t rows, const std::string& how) {
       const bool gemv = how == "gemv" || (how == "auto" && rows == 1);
       if (*inRange(0, 3) != 0) {
-        c.storage = gemv ? "buffer;x=int8_4w;out=int8_4w" : "buffer;x=int8_4w4c;out=int8_4w4c";
+        c.storage = gemv ? "buffer;out=int8_4w;x=int8_4w" : "buffer;out=int8_4w4c;x=int8_4w4c";
         return;
       }
       const std::string x = *element<std::string>("buffer", "int8_4w", "int8_4w4c");
       const std::string o = *element<std::string>("buffer", "int8_4w", "int8_4w4c");
-      c.storage = "buffer";
-      if (x != "buffer") c.storage += ";x=" + x;
+      c.storage = "buffer";  // overrides in name order: the canonical text (Storage::text)
       if (o != "buffer") c.storage += ";out=" + o;
+      if (x != "buffer") c.storage += ";x=" + x;
     };
     storage(M, impl);
     if (!valid) {

@@ -161,15 +161,29 @@ Tensors reference(const Problem& p) {
 
 std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at("a").shape, DType::i8}}; }
 
-// No kernels yet: an empty plan, which the GPU backends report as UNSUPPORTED (never PASS).
-std::vector<Dispatch> plan(const Problem&) { return {}; }
+// TS_INPUT(a, 0)  TS_INPUT(b, 1)  TS_OUTPUT(out, 2); one invocation per output texel; uniforms
+// a_scale, b_scale, inv_out_scale (float; the last 1 / output_scale rounded once on the host),
+// a_zp, b_zp, out_zp (int), n (uint: out's texels).
+std::vector<Dispatch> plan(const Problem& p) {
+  const uint64_t n = out_texels(p, "out", p.inputs.at("a").shape);
+  return {{"q8ta_add",
+           {},
+           n,
+           {{"a_scale", scale_param(p.params, "a_scale")},
+            {"b_scale", scale_param(p.params, "b_scale")},
+            {"inv_out_scale", double(float(1.0 / scale_param(p.params, "output_scale")))},
+            {"a_zp", double(zero_point_param(p.params, "a_zero_point"))},
+            {"b_zp", double(zero_point_param(p.params, "b_zero_point"))},
+            {"out_zp", double(zero_point_param(p.params, "output_zero_point"))},
+            {"n", double(n)}}}};
+}
 
 Tolerance tolerance(const Problem& p) { return int8_tolerance("out", p.inputs.at("a").shape, add_requant(p)); }
 
 std::vector<Case> edge_cases(DType t) {
   if (t != DType::i8) return {};
   auto mk = [t](const char* shape, const char* storage) {
-    Case c{"q8ta_add", {}, t, storage, uint64_t(4000 + fnv1a64(shape) % 1000)};
+    Case c{"q8ta_add", {}, t, Storage::parse(storage).text(), uint64_t(4000 + fnv1a64(shape) % 1000)};
     c.set("shape", shape);
     return c;
   };

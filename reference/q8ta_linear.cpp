@@ -24,8 +24,9 @@ using namespace q8ta;
 // |x - zp| <= 255 and |w| <= 128: an accumulator of K terms stays below 32640 K < 2^31 for K up to
 // 65536, so an int32 accumulator (the kernels') is exact.
 constexpr int64_t kMaxK = 65536;
-const char* const kTiled = "buffer;x=int8_4w4c;out=int8_4w4c";
-const char* const kGemv = "buffer;x=int8_4w;out=int8_4w";
+const char* const kTiled = "buffer;out=int8_4w4c;x=int8_4w4c";
+const char* const kGemv = "buffer;out=int8_4w;x=int8_4w";
+constexpr uint32_t kGemvThreads = 64;  // one GEMV workgroup: the threads that split K (SPEC)
 
 Problem make(const Case& c) {
   const int64_t M = c.get("M"), K = c.get("K"), N = c.get("N");
@@ -217,8 +218,38 @@ std::vector<BufferSpec> buffers(const Problem& p) {
   return {{"out", {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]}, DType::i8}};
 }
 
-// No kernels yet: an empty plan, which the GPU backends report as UNSUPPORTED (never PASS).
-std::vector<Dispatch> plan(const Problem&) { return {}; }
+// One dispatch, the same interface for both implementations and both languages:
+//   TS_INPUT(x, 0)  TS_INPUT(weight, 1)  float weight_scales[] (2)  float bias[] (3)  TS_OUTPUT(out, 4)
+//   uniforms M, K, N (uint), x_zp, out_zp (int), input_scale, inv_out_scale, has_bias (uint).
+// inv_out_scale is 1 / output_scale rounded once to float32 on the host (the seed's choice; the
+// bound's derivation above allows it). Without a bias, `bias` binds weight_scales and has_bias = 0:
+// a binding must hold a tensor, and a second program for the bias-free case would double compiles.
+// tiled: one invocation per 4x4 tile of out (rows 4 i.., columns 4 j..), ceil(M/4) * ceil(N/4) of
+// them. gemv (M = 1): one workgroup of 64 invocations per output texel, splitting K.
+std::vector<Dispatch> plan(const Problem& p) {
+  const int64_t M = p.inputs.at("x").shape[0], K = p.inputs.at("x").shape[1], N = p.inputs.at("weight").shape[0];
+  const bool bias = p.inputs.count("bias") > 0;
+  const std::string impl = p.params.value("impl", "auto");
+  const bool gemv = impl == "gemv" || (impl == "auto" && M == 1);
+  Dispatch d;
+  d.kernel = gemv ? "q8ta_linear_gemv" : "q8ta_linear_tiled";
+  d.uniforms = {{"M", double(M)},
+                {"K", double(K)},
+                {"N", double(N)},
+                {"x_zp", double(zero_point_param(p.params, "input_zero_point"))},
+                {"out_zp", double(zero_point_param(p.params, "output_zero_point"))},
+                {"input_scale", scale_param(p.params, "input_scale")},
+                {"inv_out_scale", double(float(1.0 / scale_param(p.params, "output_scale")))},
+                {"has_bias", bias ? 1.0 : 0.0}};
+  if (!bias) d.bind["bias"] = "weight_scales";
+  if (gemv) {
+    d.workgroup = kGemvThreads;
+    d.invocations = out_texels(p, "out", {M, N}) * kGemvThreads;
+  } else {
+    d.invocations = uint64_t((M + 3) / 4) * uint64_t((N + 3) / 4);
+  }
+  return {d};
+}
 
 Tolerance tolerance(const Problem& p) {
   return int8_tolerance("out", {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]}, linear_requant(p));
@@ -227,7 +258,7 @@ Tolerance tolerance(const Problem& p) {
 std::vector<Case> edge_cases(DType t) {
   if (t != DType::i8) return {};
   auto mk = [t](int64_t M, int64_t K, int64_t N, const char* impl, const char* storage) {
-    Case c{"q8ta_linear", {}, t, storage, uint64_t(3000 + M * 7 + K * 13 + N * 17)};
+    Case c{"q8ta_linear", {}, t, Storage::parse(storage).text(), uint64_t(3000 + M * 7 + K * 13 + N * 17)};
     c.set("M", M).set("K", K).set("N", N).set("impl", impl);
     return c;
   };
@@ -255,9 +286,9 @@ std::vector<Case> edge_cases(DType t) {
       mk(2, 5, 3, "tiled", "buffer;x=int8_4w4c;out=buffer").set("x_zp", -128).set("out_zp", -128).set("range", 3),
   };
   // Invalid: each rule broken on its own (input_rank by a reshaped golden: ids cannot change ranks),
-  // in buffers: rules do not depend on the storage, and goldens hold logical tensors.
+  // mostly in buffers: rules do not depend on the storage, and goldens hold logical tensors.
   v.push_back(mk(0, 4, 3, "tiled", "buffer"));
-  v.push_back(mk(1, 0, 3, "gemv", "buffer"));
+  v.push_back(mk(1, 0, 3, "gemv", kGemv));  // packed: rejected before any packing
   v.push_back(mk(2, 4, 3, "tiled", "buffer").set("Kw", 5));
   v.push_back(mk(2, 4, 3, "tiled", "buffer").set("Ns", 4));
   v.push_back(mk(2, 4, 3, "tiled", "buffer").set("Nb", 2));
@@ -265,7 +296,7 @@ std::vector<Case> edge_cases(DType t) {
   v.push_back(mk(2, 4, 3, "tiled", "buffer").set("bad_value", "output_scale_negative"));
   v.push_back(mk(2, 4, 3, "tiled", "buffer").set("x_zp", 128));
   v.push_back(mk(2, 4, 3, "tiled", "buffer").set("bad_value", "bias_nan"));
-  v.push_back(mk(2, 4, 3, "gemv", "buffer"));
+  v.push_back(mk(2, 4, 3, "gemv", kGemv));
   return v;
 }
 

@@ -167,7 +167,7 @@ struct VulkanBackend::State {
                                      "' has no value in the dispatch's uniforms"));
       put_uniform(st.push.data() + m.offset, m, u->second, d.kernel);
     }
-    std::optional<Grid> grid = fold_grid(d.invocations, wg, limits);
+    std::optional<Grid> grid = dispatch_grid(d, wg, limits);
     if (!grid)  // GpuBackend::run checked this already
       throw std::runtime_error(cat("vulkan: dispatch of kernel '", d.kernel, "' does not fit the device grid"));
     st.grid = *grid;

@@ -336,7 +336,7 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
   std::vector<std::pair<size_t, std::string>> snapshots;  // (buffer, kernel after which it is copied)
   std::vector<bool> snapped(buffers.size(), false);
   for (const Dispatch& d : plan) {
-    const std::optional<Grid> grid = fold_grid(d.invocations, workgroup_size, limits_);
+    const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
     if (!grid) throw std::runtime_error(cat("webgpu: dispatch ", d.kernel, " does not fit the device grid"));
     const Program& prog = program(d, kernel_source(d.kernel), dtype, buffers, buffer_index);
     const WgslResources& res = prog.res;
