@@ -20,6 +20,7 @@
 #include "reference/ops.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
+#include "tests/shrink_bug.h"
 #include "tools/sweep.h"
 
 namespace ts {
@@ -110,41 +111,11 @@ TEST(BrokenKernels, ScratchGuardBandsCatchAWritePastTheScores) {
   for (const CompareReport& rep : r.reports) EXPECT_TRUE(rep.ok()) << "outputs are right: only the guard shows it";
 }
 
-// Runs `property` over drawn cases of `gen` against `b` until it fails, lets RapidCheck shrink it,
-// and returns the id of the last failing case (the minimal counterexample); empty: never failed.
-// `restorage`, when given, places every drawn case in that storage (a layout bug needs its layout).
-std::string shrunk_failure(Backend& b, const rc::Gen<Case>& gen, const std::string& restorage = "") {
-  std::string last_failing;
-  auto property = [&] {
-    Case c = *gen;
-    if (!restorage.empty()) c.storage = restorage;
-    CaseResult r = judge(prepare(c), b);
-    if (r.outcome != Outcome::pass) last_failing = c.id();
-    RC_LOG() << "touchstone repro '" << c.id() << "' --backend " << b.kind() << "\n";
-    RC_ASSERT(r.outcome == Outcome::pass);
-  };
-  rc::detail::TestParams params;
-  params.seed = 42;
-  params.maxSuccess = 200;
-  rc::detail::TestResult result = rc::detail::checkTestable(property, rc::detail::TestMetadata{}, params);
-  rc::detail::FailureResult failure;
-  return result.match(failure) ? last_failing : "";
-}
-
-// The printed id reproduces: the same failure from the id alone, the same output bytes twice.
-void expect_reproduces(const std::string& id, Backend& b) {
-  CaseResult again = judge(prepare(Case::parse(id)), b);
-  CaseResult third = judge(prepare(Case::parse(id)), b);
-  EXPECT_EQ(again.outcome, Outcome::fail) << id;
-  EXPECT_EQ(again.digests, third.digests) << id;
-  std::cout << "shrunk to: touchstone repro '" << id << "' --backend " << b.kind() << "\n";
-}
-
 // The whole loop of issue 4: property fails -> RapidCheck shrinks -> the printed id reproduces.
 TEST(BrokenKernels, PropertyShrinksToTheSmallestRaggedCaseAndItsIdReproduces) {
   auto b = broken_backend(kSkipsRaggedTail);
   ASSERT_TRUE(b) << "Vulkan unavailable";
-  const std::string last_failing = shrunk_failure(*b, gen_rope_half(DType::f32, true));
+  const std::string last_failing = test::shrunk_failure(*b, gen_rope_half(DType::f32, true));
   ASSERT_FALSE(last_failing.empty()) << "the broken kernel was not caught";
   Case shrunk = Case::parse(last_failing);
   EXPECT_EQ(shrunk.get("D"), 2) << last_failing;  // the smallest D with D % 4 == 2
@@ -152,7 +123,7 @@ TEST(BrokenKernels, PropertyShrinksToTheSmallestRaggedCaseAndItsIdReproduces) {
   EXPECT_EQ(shrunk.get("H"), 1) << last_failing;
   EXPECT_EQ(shrunk.get("S"), 1) << last_failing;
   EXPECT_EQ(shrunk.seed, 0u) << last_failing;
-  expect_reproduces(last_failing, *b);
+  test::expect_reproduces(last_failing, *b);
 }
 
 // ---- Layout bugs (issue 10): each caught by a property, shrunk, and reproduced from its id ----
@@ -189,13 +160,13 @@ TEST_P(LayoutBugs, ShrinksToASmallCaseWhoseIdReproduces) {
   const LayoutBug& bug = GetParam();
   auto b = broken_backend(test::with_bug(kRopeHalf, bug.anchor, bug.line, bug.after));
   ASSERT_TRUE(b) << "Vulkan unavailable";
-  const std::string id = shrunk_failure(*b, gen_rope_half(DType::f32, true), bug.storage);
+  const std::string id = test::shrunk_failure(*b, gen_rope_half(DType::f32, true), bug.storage);
   ASSERT_FALSE(id.empty()) << bug.name << " was not caught";
   Case shrunk = Case::parse(id);
   EXPECT_EQ(shrunk.storage, bug.storage) << id;
   EXPECT_EQ(shrunk.get("B") * shrunk.get("S"), 1) << id;
   EXPECT_LE(shrunk.get("D"), 2) << id;
-  expect_reproduces(id, *b);
+  test::expect_reproduces(id, *b);
   CaseResult ok = judge(prepare(shrunk), *broken_backend(std::string(embedded(kRopeHalf))));
   EXPECT_EQ(ok.outcome, Outcome::pass) << ok.detail;
 }
