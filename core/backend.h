@@ -40,6 +40,10 @@ struct RunOutput {
   Tensors outputs;                      // ok: logical layout, the buffer's dtype
   std::map<std::string, GuardReport> guards;   // outputs and scratch
   std::map<std::string, ScratchReport> scratch;
+  // Integer outputs, whose poison is a legal value (SPEC "Layouts": two sentinels): 1 where the
+  // element held the first sentinel after one run and the second after a rerun — never written.
+  // Absent for an output that held no first sentinel anywhere (no rerun was needed).
+  std::map<std::string, std::vector<uint8_t>> unwritten;
 };
 
 struct DeviceInfo {

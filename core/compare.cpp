@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "core/half.h"
-#include "gpu/gpu_backend.h"
+#include "core/poison.h"
 
 namespace ts {
 namespace {
@@ -39,7 +39,7 @@ ErrorMap map_for(const Shape& s) {
 }
 
 CompareReport compare_pass(const std::string& name, const Tensor& got, const Tensor& ref, Tolerance tol,
-                           bool poisoned, ErrorMap* map);
+                           bool poisoned, const std::vector<uint8_t>* mask, ErrorMap* map);
 
 }  // namespace
 
@@ -53,11 +53,11 @@ std::string index_str(const Shape& s, int64_t flat) {
 }
 
 CompareReport compare(const std::string& name, const Tensor& got, const Tensor& ref, Tolerance tol,
-                      bool poisoned) {
-  CompareReport r = compare_pass(name, got, ref, tol, poisoned, nullptr);
+                      bool poisoned, const std::vector<uint8_t>* unwritten_mask) {
+  CompareReport r = compare_pass(name, got, ref, tol, poisoned, unwritten_mask, nullptr);
   if (!r.ok() && got.shape == ref.shape && r.count > 0) {
     ErrorMap map = map_for(got.shape);
-    compare_pass(name, got, ref, std::move(tol), poisoned, &map);
+    compare_pass(name, got, ref, std::move(tol), poisoned, unwritten_mask, &map);
     r.map = std::move(map);
   }
   return r;
@@ -66,7 +66,7 @@ CompareReport compare(const std::string& name, const Tensor& got, const Tensor& 
 namespace {
 
 CompareReport compare_pass(const std::string& name, const Tensor& got, const Tensor& ref, Tolerance tol,
-                           bool poisoned, ErrorMap* map) {
+                           bool poisoned, const std::vector<uint8_t>* mask, ErrorMap* map) {
   CompareReport r;
   r.output = name;
   r.tol = tol;
@@ -113,7 +113,7 @@ CompareReport compare_pass(const std::string& name, const Tensor& got, const Ten
       bool bad;
       double err = std::fabs(g - w);
       const double allowed = tol.atol + (bound ? bound[i] : 0.0) + tol.rtol * std::fabs(w);
-      const bool unwritten = poisoned && fl && gbits == poison;
+      const bool unwritten = poisoned && (fl ? gbits == poison : mask && (*mask)[size_t(i)]);
       if (unwritten) {
         ++r.unwritten;
         bad = true;

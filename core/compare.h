@@ -46,8 +46,9 @@ struct CompareReport {
 
 // `poisoned` tells whether `got` came from a poisoned buffer (unwritten detection applies). The
 // per-element bound of output `name` (tol.bound(name)), if any, must have ref's shape.
+// `unwritten_mask` (integer outputs: RunOutput::unwritten) marks elements never written.
 CompareReport compare(const std::string& name, const Tensor& got, const Tensor& ref, Tolerance tol,
-                      bool poisoned);
+                      bool poisoned, const std::vector<uint8_t>* unwritten_mask = nullptr);
 
 // Every part of `tol` times k: two results each within `tol` of the exact value are within
 // scaled(tol, 2) of each other.

@@ -6,17 +6,14 @@
 
 namespace ts {
 
-uint64_t poison_bits(DType t) {
-  switch (t) {
-    case DType::f32: return 0x7FD15EA5u;  // quiet NaN, payload "poisoned"
-    case DType::f16: return 0x7E5Au;
-    case DType::bf16: return 0x7FD1u;
-    case DType::f64: return 0x7FFD15EA5D15EA5Dull;
-    case DType::i8: return 0x5Au;  // a legal value: int8 outputs can't be proven written by poison alone
-    case DType::i32: return 0x5A5A5A5Au;
-  }
-  return 0;
+namespace {
+// The raw bits of element i of an integer or float tensor of element size es.
+uint64_t element_bits(const Tensor& t, int64_t i, size_t es) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, t.bytes.data() + size_t(i) * es, es);
+  return bits;
 }
+}  // namespace
 
 std::optional<Grid> dispatch_grid(const Dispatch& d, uint32_t dflt, const DeviceLimits& lim) {
   std::optional<Grid> g = fold_grid(d.invocations, d.workgroup ? d.workgroup : dflt, lim);
@@ -57,8 +54,8 @@ RunOutput fail(RunOutput::Status s, std::string msg) {
   return r;
 }
 
-void fill_poison(std::vector<uint8_t>& b, size_t off, size_t n, DType t) {
-  uint64_t bits = poison_bits(t);
+void fill_poison(std::vector<uint8_t>& b, size_t off, size_t n, DType t, bool second) {
+  uint64_t bits = poison_bits(t, second);
   size_t es = dtype_size(t);
   for (size_t i = 0; i + es <= n; i += es) std::memcpy(b.data() + off + i, &bits, es);
 }
@@ -185,41 +182,46 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
     if (auto r = too_big(name, ph.bytes)) return *r;
 
   // 3. Host images of every buffer: inputs packed into their layouts, outputs and scratch poisoned
-  // (buffers inside guard bands; images in every lane, padding included).
-  std::vector<HostBuffer> bufs;
-  // An output updated in place (init_from == its own name, e.g. a KV cache) replaces its input.
-  auto in_place = [&](const std::string& name) {
-    return std::any_of(specs.begin(), specs.end(), [&](const BufferSpec& s) { return s.name == name && s.init_from == name; });
-  };
-  for (auto& [name, t] : p.inputs)
-    if (!in_place(name)) {
-      const Physical& ph = phys.at(name);
-      bufs.push_back({name, ph, t.dtype, 0, ph.bytes, false, pack(t, ph.layout)});
-    }
-  for (auto& s : specs) {
-    const Physical& ph = phys.at(s.name);
-    HostBuffer b{s.name, ph, s.dtype, 0, ph.bytes, true, {}};
-    b.snapshot = s.role == BufferSpec::Role::scratch;
-    if (b.image()) {
-      b.bytes.resize(ph.bytes);
-      if (!s.init_from.empty()) b.bytes = pack(p.inputs.at(s.init_from), ph.layout);
-      else fill_poison(b.bytes, 0, ph.bytes, s.dtype);
+  // (buffers inside guard bands; images in every lane, padding included) with the first sentinel,
+  // or with the second on a rerun (integer outputs, step 6).
+  auto host_buffers = [&](bool second) {
+    std::vector<HostBuffer> bufs;
+    // An output updated in place (init_from == its own name, e.g. a KV cache) replaces its input.
+    auto in_place = [&](const std::string& name) {
+      return std::any_of(specs.begin(), specs.end(), [&](const BufferSpec& s) { return s.name == name && s.init_from == name; });
+    };
+    for (auto& [name, t] : p.inputs)
+      if (!in_place(name)) {
+        const Physical& ph = phys.at(name);
+        bufs.push_back({name, ph, t.dtype, 0, ph.bytes, false, pack(t, ph.layout)});
+      }
+    for (auto& s : specs) {
+      const Physical& ph = phys.at(s.name);
+      HostBuffer b{s.name, ph, s.dtype, 0, ph.bytes, true, {}};
+      b.snapshot = s.role == BufferSpec::Role::scratch;
+      if (b.image()) {
+        b.bytes.resize(ph.bytes);
+        if (!s.init_from.empty()) b.bytes = pack(p.inputs.at(s.init_from), ph.layout);
+        else fill_poison(b.bytes, 0, ph.bytes, s.dtype, second);
+        bufs.push_back(std::move(b));
+        continue;
+      }
+      const size_t n = ph.bytes;
+      const size_t padded = (n + 3) & ~size_t(3);
+      b.offset = kGuardBytes;
+      b.size = padded + kGuardBytes;
+      b.bytes.assign(kGuardBytes + padded + kGuardBytes, kGuardByte);
+      if (!s.init_from.empty()) {
+        std::vector<uint8_t> init = pack(p.inputs.at(s.init_from), ph.layout);
+        if (n) std::memcpy(b.bytes.data() + kGuardBytes, init.data(), n);  // an empty tensor's data() may be null
+      } else {
+        fill_poison(b.bytes, kGuardBytes, n, s.dtype, second);
+      }
       bufs.push_back(std::move(b));
-      continue;
     }
-    const size_t n = ph.bytes;
-    const size_t padded = (n + 3) & ~size_t(3);
-    b.offset = kGuardBytes;
-    b.size = padded + kGuardBytes;
-    b.bytes.assign(kGuardBytes + padded + kGuardBytes, kGuardByte);
-    if (!s.init_from.empty()) {
-      std::vector<uint8_t> init = pack(p.inputs.at(s.init_from), ph.layout);
-      if (n) std::memcpy(b.bytes.data() + kGuardBytes, init.data(), n);  // an empty tensor's data() may be null
-    } else {
-      fill_poison(b.bytes, kGuardBytes, n, s.dtype);
-    }
-    bufs.push_back(std::move(b));
-  }
+    return bufs;
+  };
+  std::vector<HostBuffer> bufs = host_buffers(false);
 
   // 4. Run. Primitives report missing capabilities as Unsupported, everything else as errors.
   try {
@@ -244,6 +246,42 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
     }
     r.outputs[s.name] = unpack(it->bytes, it->offset, s.shape, s.dtype, it->phys.layout, &g.bad_padding,
                                &g.first_bad_texel);
+  }
+
+  // 6. Integer outputs: the poison is a legal value. Where an output holds the first sentinel, the
+  // case runs again with the second; an element holding both was never written (SPEC "Layouts").
+  std::vector<const BufferSpec*> suspects;
+  for (auto& s : specs) {
+    if (s.role != BufferSpec::Role::output || !s.init_from.empty() || is_float(s.dtype)) continue;
+    const Tensor& t = r.outputs.at(s.name);
+    const size_t es = dtype_size(t.dtype);
+    const uint64_t first = poison_bits(t.dtype);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (element_bits(t, i, es) == first) {
+        suspects.push_back(&s);
+        break;
+      }
+  }
+  if (suspects.empty()) return r;
+  std::vector<HostBuffer> again = host_buffers(true);
+  try {
+    execute(plan, again, p.dtype);
+  } catch (const Unsupported& e) {
+    return fail(RunOutput::Status::unsupported, e.what());
+  } catch (const std::exception& e) {
+    return fail(RunOutput::Status::error, cat("the rerun with the second int sentinel: ", e.what()));
+  }
+  for (const BufferSpec* s : suspects) {
+    auto it = std::find_if(again.begin(), again.end(), [&](const HostBuffer& b) { return b.name == s->name; });
+    int64_t ignored_padding = 0, ignored_texel = -1;
+    const Tensor rerun = unpack(it->bytes, it->offset, s->shape, s->dtype, it->phys.layout, &ignored_padding, &ignored_texel);
+    const Tensor& t = r.outputs.at(s->name);
+    const size_t es = dtype_size(t.dtype);
+    const uint64_t first = poison_bits(t.dtype), second = poison_bits(t.dtype, true);
+    std::vector<uint8_t>& mask = r.unwritten[s->name];
+    mask.assign(size_t(t.numel()), 0);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      mask[size_t(i)] = element_bits(t, i, es) == first && element_bits(rerun, i, es) == second;
   }
   return r;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/poison.h"
 
 namespace ts {
 
@@ -89,8 +90,6 @@ class GpuBackend : public Backend {
 constexpr uint32_t kMetaBinding = 16;  // where ts_meta binds
 std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound);
 
-// Poison patterns: NaN with a recognisable payload for floats, a sentinel for integers.
-uint64_t poison_bits(DType t);
 constexpr uint8_t kGuardByte = 0xA5;
 
 }  // namespace ts

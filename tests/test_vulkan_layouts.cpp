@@ -85,6 +85,18 @@ void main() {
 }
 )";
 
+// int8: every lane of z holds 90, the first int8 sentinel (0x5A), as a right answer might.
+constexpr const char* kSentinelInt8 = R"(
+TS_INPUT(x, 0)
+TS_OUTPUT(z, 1)
+layout(push_constant) uniform Params { uint n; } pc;
+void main() {
+  uint t = ts_linear_id();
+  if (t >= pc.n) return;
+  z_store(t, ivec4(90));
+}
+)";
+
 std::optional<Violation> valid(const Problem&) { return std::nullopt; }
 std::vector<BufferSpec> z_like_x(const Problem& p) { return {{"z", p.inputs.at("x").shape, p.dtype}}; }
 std::vector<Dispatch> texel_plan(const Problem& p) {
@@ -127,6 +139,8 @@ class VulkanLayouts : public ::testing::Test {
         v->set_kernel_source("test_copy4", kCopy4);
         v->set_kernel_source("test_scale_i8", kScaleInt8);
         v->set_kernel_source("test_copy4_i8", kCopy4Int8);
+        v->set_kernel_source("test_sentinel_i8", kSentinelInt8);
+        v->set_kernel_source("test_skip_i8", test::splice(kScaleInt8, "if (t >= pc.n) return;", "  if (t == 1u) return;", true));
       }
       return v;
     }();
@@ -222,6 +236,34 @@ TEST_F(VulkanLayouts, Int8LayoutsReadAndWriteEveryElementExactly) {
       for (int64_t i = 0; i < r.outputs.at("z").numel(); ++i)
         ASSERT_EQ(r.outputs.at("z").get(i), double(i % 17) - 8) << shape_str(s) << " " << in << " at " << i;
     }
+}
+
+// int8 poison is a legal value: an output that holds the first sentinel is run again with the
+// second, and only elements holding both are unwritten (SPEC "Layouts"). A kernel that writes the
+// sentinel as its answer is not flagged; one that skips a texel is, exactly there, in every layout.
+TEST_F(VulkanLayouts, Int8UnwrittenElementsAreFoundByTwoSentinels) {
+  OpDef o = texel_op();
+  for (const char* layout : {"buffer", "int8_4w", "int8_4c1w", "int8_4w4c"}) {
+    const Shape s = {2, 3, 5, 6};
+    RunOutput r = b().run(o, texel_problem(s, DType::i8, cat("buffer;z=", layout), "test_sentinel_i8"));
+    ASSERT_EQ(r.status, RunOutput::Status::ok) << r.message;
+    ASSERT_EQ(r.unwritten.count("z"), 1u) << layout << ": holding the first sentinel everywhere asks for a rerun";
+    EXPECT_EQ(std::count(r.unwritten["z"].begin(), r.unwritten["z"].end(), 1), 0) << layout;
+
+    r = b().run(o, texel_problem(s, DType::i8, cat("buffer;z=", layout), "test_skip_i8"));
+    ASSERT_EQ(r.status, RunOutput::Status::ok) << r.message;
+    ASSERT_EQ(r.unwritten.count("z"), 1u) << layout;
+    const Physical ph = physical(s, DType::i8, layout_from_name(layout));
+    for (int64_t i = 0; i < numel(s); ++i) {
+      int64_t t = 0;
+      int lane = 0;
+      ph.locate(i, t, lane);
+      EXPECT_EQ(r.unwritten["z"][size_t(i)], t == 1 ? 1 : 0) << layout << " element " << i;
+    }
+    // A right answer that holds no sentinel costs no rerun.
+    r = b().run(o, texel_problem(s, DType::i8, cat("buffer;z=", layout), "test_scale_i8"));
+    EXPECT_EQ(r.unwritten.count("z"), 0u) << layout;
+  }
 }
 
 // A 16-bit tensor of odd length ends in half a word: the store of its last texel must leave the
