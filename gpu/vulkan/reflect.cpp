@@ -130,13 +130,17 @@ Reflection reflect(const std::vector<uint32_t>& spirv, const std::string& kernel
       r.fail(cat("declares ", what, " '", items[0].name, "'; the vulkan backend binds storage buffers and storage images only"));
 
   Reflection out;
+  // One resource per binding of descriptor set 0 (the backend's only set), never an array of them.
+  auto single_in_set_0 = [&r](const spvc_reflected_resource& b, const char* what, const char* plural) {
+    if (spvc_compiler_get_decoration(r.compiler, b.id, SpvDecorationDescriptorSet) != 0)
+      r.fail(cat(what, " '", b.name, "' is not in descriptor set 0"));
+    if (spvc_type_get_num_array_dimensions(spvc_compiler_get_type_handle(r.compiler, b.type_id)) != 0)
+      r.fail(cat(what, " '", b.name, "' is an array of ", plural));
+  };
   auto [buffers, nbuf] = r.list(SPVC_RESOURCE_TYPE_STORAGE_BUFFER);
   for (size_t i = 0; i < nbuf; ++i) {
     const spvc_reflected_resource& b = buffers[i];
-    if (spvc_compiler_get_decoration(r.compiler, b.id, SpvDecorationDescriptorSet) != 0)
-      r.fail(cat("storage buffer '", b.name, "' is not in descriptor set 0"));
-    if (spvc_type_get_num_array_dimensions(spvc_compiler_get_type_handle(r.compiler, b.type_id)) != 0)
-      r.fail(cat("storage buffer '", b.name, "' is an array of blocks"));
+    single_in_set_0(b, "storage buffer", "blocks");
     const char* first = spvc_compiler_get_member_name(r.compiler, b.base_type_id, 0);
     if (!first || !*first) r.fail(cat("storage buffer '", b.name, "' has no named first member"));
     out.buffers.push_back({spvc_compiler_get_decoration(r.compiler, b.id, SpvDecorationBinding), first, false});
@@ -144,10 +148,7 @@ Reflection reflect(const std::vector<uint32_t>& spirv, const std::string& kernel
   auto [images, nimg] = r.list(SPVC_RESOURCE_TYPE_STORAGE_IMAGE);
   for (size_t i = 0; i < nimg; ++i) {
     const spvc_reflected_resource& b = images[i];
-    if (spvc_compiler_get_decoration(r.compiler, b.id, SpvDecorationDescriptorSet) != 0)
-      r.fail(cat("storage image '", b.name, "' is not in descriptor set 0"));
-    if (spvc_type_get_num_array_dimensions(spvc_compiler_get_type_handle(r.compiler, b.type_id)) != 0)
-      r.fail(cat("storage image '", b.name, "' is an array of images"));
+    single_in_set_0(b, "storage image", "images");
     if (spvc_type_get_image_dimension(spvc_compiler_get_type_handle(r.compiler, b.base_type_id)) != SpvDim3D)
       r.fail(cat("storage image '", b.name, "' is not 3-D (texture3d tensors are image3D)"));
     out.buffers.push_back({spvc_compiler_get_decoration(r.compiler, b.id, SpvDecorationBinding), b.name, true});
