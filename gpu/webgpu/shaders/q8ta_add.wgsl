@@ -10,7 +10,9 @@ TS_OUTPUT(out_, 2)
 struct Params { a_scale: f32, b_scale: f32, inv_out_scale: f32, a_zp: i32, b_zp: i32, out_zp: i32, n: u32 }
 @group(0) @binding(3) var<uniform> pc : Params;
 
-fn requantize(q: f32) -> i32 { return i32(clamp(round(q) + f32(pc.out_zp), -128.0, 127.0)); }
+fn requantize(q: f32) -> i32 {
+  return i32(clamp(round(q) + f32(pc.out_zp), -128.0, 127.0));
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
