@@ -99,12 +99,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (f == TS_PAD) { continue; }
         let m = f / pc.N;
         let n = f % pc.N;
-        var a: i32;
-        if (m >= r0 && m < r0 + 4u && n >= c0 && n < c0 + 4u) {
-          a = acc[m - r0][n - c0];
-        } else {
-          a = accumulate(m * K, n * K);
+        // The tile's own value, found by constant-bound loops: a runtime index into acc would keep
+        // the accumulators in memory instead of registers on most GPUs.
+        var a = 0;
+        var inside = false;
+        for (var rr = 0u; rr < 4u; rr++) {
+          for (var cc = 0u; cc < 4u; cc++) {
+            if (r0 + rr == m && c0 + cc == n) {
+              a = acc[rr][cc];
+              inside = true;
+            }
+          }
         }
+        if (!inside) { a = accumulate(m * K, n * K); }
         v[j] = requantize(a, n);
       }
       out_store(t, v);
