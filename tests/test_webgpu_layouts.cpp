@@ -1,7 +1,8 @@
 // Layouts on the WebGPU backend (SPEC "Layouts", gpu/ACCESSORS.md): the WGSL accessors generated
 // for TS_INPUT / TS_OUTPUT, every operator in mixed per-tensor layouts with ragged packed dimensions
 // (1, 2, 3, 5) in float32, float16 and bfloat16, the same RoPE bits in every layout, padding lanes
-// and unwritten texels caught, and an image over the device's 3-D limit UNSUPPORTED.
+// and unwritten texels caught, an image over the device's 3-D limit UNSUPPORTED, and the int8
+// accessors (buffer and the packed int8 layouts) exact for every element, ragged tails included.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -81,6 +82,30 @@ TEST(WgslAccessors, ExpansionKeepsLinesAndReflects) {
   EXPECT_EQ(find("out_").kind, K::storage_texture);
   EXPECT_EQ(find("out_").format, "rgba16uint");
   EXPECT_THROW(webgpu::expand(src, decls, {{Layout::buffer, DType::i32}, forms[1], forms[2]}), std::invalid_argument);
+}
+
+// int8 tensors are arrays of 32-bit words in every int8 layout; int8 has no texture, and the
+// packed int8 layouts hold nothing else.
+TEST(WgslAccessors, Int8TensorsAreWordArrays) {
+  const std::string src = "TS_INPUT(x, 0)\nTS_OUTPUT(out_, 2)\nfn main() {}\n";
+  const auto decls = webgpu::tensor_decls(src, "k");
+  const webgpu::Expansion e = webgpu::expand(src, decls, {{Layout::int8_4w4c, DType::i8}, {Layout::buffer, DType::i8}});
+  EXPECT_EQ(e.kernel.substr(0, e.kernel.find('\n')), "@group(0) @binding(0) var<storage, read> x : array<u32>;");
+  EXPECT_NE(e.kernel.find("var<storage, read_write> out_ : array<u32>;"), std::string::npos) << e.kernel;
+  for (const char* fn : {"fn x_at(i: u32) -> i32", "fn x_at4(i: u32) -> vec4<i32>", "fn x_packed4(i: u32) -> u32",
+                         "fn out_store(t: u32, v: vec4<i32>)", "fn out_flat(", "fn out_texels(", "fn out_texel_of(",
+                         "fn x_dims(", "fn out_numel("})
+    EXPECT_NE(e.functions.find(fn), std::string::npos) << fn;
+  auto refused = [&](webgpu::TensorForm f, const char* words) {
+    try {
+      webgpu::expand(src, decls, {f, {Layout::buffer, DType::i8}});
+      ADD_FAILURE() << "no error for " << layout_name(f.layout) << " " << dtype_name(f.dtype);
+    } catch (const std::invalid_argument& ex) {
+      EXPECT_NE(std::string(ex.what()).find(words), std::string::npos) << ex.what();
+    }
+  };
+  refused({Layout::texture3d_w, DType::i8}, "int8 is held in buffer or the packed int8 layouts");
+  refused({Layout::int8_4c1w, DType::f32}, "holds int8 only");
 }
 
 // ---- On the device ----
@@ -265,6 +290,114 @@ TEST_F(WebGpuLayouts, HalfPrecisionImagesHoldEveryValueAndRoundToNearestEven) {
       }
     }
   }
+}
+
+// ---- int8 accessors, through test kernels ----
+
+// z = clamp(-x, -127, 127) through x_at, stored with multiples of 256 added (the store keeps each
+// lane's low byte): a byte read unsigned, or a lane stored from the wrong byte, shows.
+constexpr const char* kNegateInt8 = R"(TS_INPUT(x, 0)
+TS_OUTPUT(z, 1)
+struct Params { n: u32 }
+@group(0) @binding(2) var<uniform> pc : Params;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let t = ts_linear_id(gid, nwg);
+  if (t >= pc.n) { return; }
+  var v = vec4<i32>(0);
+  for (var j = 0u; j < 4u; j++) {
+    let i = z_flat(t, j);
+    if (i != TS_PAD) { v[j] = clamp(-x_at(i), -127, 127) + 256 * (i32(j) - 2); }
+  }
+  z_store(t, v);
+}
+)";
+
+// z = x, element i taken from a read of 4 consecutive elements starting at s, i - 3 <= s <= i,
+// s stepping through every residue mod 4 and every position in a row: x_at4 for even i, the bytes
+// of x_packed4 for odd i. Every placement of a 4-element run (one word, two words, one lane of 4
+// words, element by element) in every layout.
+constexpr const char* kRunsInt8 = R"(TS_INPUT(x, 0)
+TS_OUTPUT(z, 1)
+struct Params { n: u32 }
+@group(0) @binding(2) var<uniform> pc : Params;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let t = ts_linear_id(gid, nwg);
+  if (t >= pc.n) { return; }
+  let numel = x_numel();
+  var v = vec4<i32>(0);
+  for (var j = 0u; j < 4u; j++) {
+    let i = z_flat(t, j);
+    if (i == TS_PAD) { continue; }
+    if (numel < 4u) { v[j] = x_at(i); continue; }
+    let s = min(i - min(i, (i / 4u) % 4u), numel - 4u);
+    if (i % 2u == 0u) { v[j] = x_at4(s)[i - s]; }
+    else { v[j] = extractBits(bitcast<i32>(x_packed4(s)), 8u * (i - s), 8u); }
+  }
+  z_store(t, v);
+}
+)";
+
+std::optional<Violation> no_rules(const Problem&) { return std::nullopt; }
+std::vector<BufferSpec> z_like_x(const Problem& p) { return {{"z", p.inputs.at("x").shape, p.dtype}}; }
+std::vector<Dispatch> z_texels(const Problem& p) {
+  const uint64_t n = uint64_t(physical(p.inputs.at("x").shape, p.dtype, p.layout("z")).texels);
+  return {{p.params.value("kernel", ""), {}, n, {{"n", double(n)}}}};
+}
+OpDef int8_texel_op() {
+  OpDef o;
+  o.name = "int8_texel_test";
+  o.validate = no_rules;
+  o.buffers = z_like_x;
+  o.plan = z_texels;
+  return o;
+}
+
+// x[i] runs through every int8 value: (37 i + 5) mod 256 - 128.
+int64_t int8_value(int64_t i) { return (37 * i + 5) % 256 - 128; }
+
+Problem int8_problem(const Shape& s, const std::string& storage, const std::string& kernel) {
+  Problem p;
+  p.dtype = DType::i8;
+  p.storage = storage;
+  Tensor x(DType::i8, s);
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, double(int8_value(i)));
+  p.inputs["x"] = std::move(x);
+  p.params = {{"kernel", kernel}};
+  return p;
+}
+
+// Packed dimensions (W, and C for the channel-packed layouts) of 1, 2, 3, 4, 5, 8 and 9, rows that
+// end mid-word, ranks 1 to 5 (dimensions before the last four fold into N).
+const std::vector<Shape>& int8_shapes() {
+  static const std::vector<Shape> s = {{1},          {7},       {2, 3},       {3, 9},        {5, 1, 3},
+                                       {2, 5, 8},    {3, 5, 2, 4}, {2, 3, 5, 1}, {1, 6, 2, 12}, {2, 2, 3, 2, 5}};
+  return s;
+}
+
+// Every int8 layout as input and as output, mixed: every element read and written exactly, packed
+// padding lanes zero, a buffer's trailing guard bytes (past a last word of 1 to 3 elements) kept.
+TEST_F(WebGpuLayouts, Int8LayoutsReadAndWriteEveryElementExactly) {
+  backend().set_kernel_source("test_i8_negate", kNegateInt8);
+  backend().set_kernel_source("test_i8_runs", kRunsInt8);
+  const char* layouts[] = {"buffer", "int8_4w", "int8_4c1w", "int8_4w4c"};
+  OpDef o = int8_texel_op();
+  for (const char* kernel : {"test_i8_negate", "test_i8_runs"})
+    for (const Shape& s : int8_shapes())
+      for (const char* in : layouts)
+        for (const char* out : layouts) {
+          const std::string storage = cat(in, ";z=", out), what = cat(kernel, " ", shape_str(s), " ", storage);
+          RunOutput r = backend().run(o, int8_problem(s, storage, kernel));
+          ASSERT_EQ(r.status, RunOutput::Status::ok) << what << ": " << r.message;
+          const Tensor& z = r.outputs.at("z");
+          for (int64_t i = 0; i < z.numel(); ++i) {
+            const int64_t want = kernel == std::string("test_i8_negate") ? std::min<int64_t>(-int8_value(i), 127) : int8_value(i);
+            ASSERT_EQ(int64_t(z.get(i)), want) << what << " at " << i;
+          }
+          EXPECT_EQ(r.guards.at("z").bad_bytes, 0) << what;
+          EXPECT_EQ(r.guards.at("z").bad_padding, 0) << what;
+        }
 }
 
 // The formats this backend uses for images are probed at start and listed.

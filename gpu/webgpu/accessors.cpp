@@ -11,15 +11,18 @@ namespace ts::webgpu {
 
 namespace {
 
-// Layout codes of the WGSL index math: the texture layouts are numbered as in core/layout.h.
+// Layout codes of the WGSL index math: core/layout.h's numbering.
 uint32_t layout_code(Layout l) {
   switch (l) {
     case Layout::buffer: return 0;
     case Layout::texture3d_w: return 1;
     case Layout::texture3d_h: return 2;
     case Layout::texture3d_c: return 3;
-    default: throw std::invalid_argument(cat("no WGSL accessors for layout ", layout_name(l)));
+    case Layout::int8_4w: return 4;
+    case Layout::int8_4c1w: return 5;
+    case Layout::int8_4w4c: return 6;
   }
+  throw std::invalid_argument(cat("no WGSL accessors for layout ", int(l)));
 }
 
 // The texel model of core/layout.cpp (Physical::flat / locate), in u32 arithmetic: one copy for
@@ -30,12 +33,22 @@ constexpr const char* kLibrary = R"(// ---- Touchstone accessors (gpu/ACCESSORS.
 const TS_PAD = 0xFFFFFFFFu;
 fn ts_numel(d: vec4<u32>) -> u32 { return d.x * d.y * d.z * d.w; }
 fn ts_ceil4(v: u32) -> u32 { return (v + 3u) / 4u; }
-// Layout l: 0 buffer, 1 texture3d_w, 2 texture3d_h, 3 texture3d_c. The grid of texels (X, Y, Z).
+// Layout l: 0 buffer, 1 texture3d_w, 2 texture3d_h, 3 texture3d_c, 4 int8_4w, 5 int8_4c1w,
+// 6 int8_4w4c. int8_4w numbers its 32-bit words as texture3d_w does its texels, int8_4c1w as
+// texture3d_c; int8_4w4c's block (n, c/4, h, w/4) of 4 words holds word j at w = 4*(w/4) + j, lane
+// c mod 4, and its words are numbered as a buffer's texels (X = every word, Y = Z = 1).
+fn ts_as_image(l: u32) -> u32 {
+  if (l == 4u) { return 1u; }
+  if (l == 5u) { return 3u; }
+  return l;
+}
+// The grid of texels (X, Y, Z).
 fn ts_extent(l: u32, d: vec4<u32>) -> vec3<u32> {
-  switch l {
+  switch ts_as_image(l) {
     case 1u: { return vec3<u32>(ts_ceil4(d.x), d.y, d.z * d.w); }
     case 2u: { return vec3<u32>(d.x, ts_ceil4(d.y), d.z * d.w); }
     case 3u: { return vec3<u32>(d.x, d.y, ts_ceil4(d.z) * d.w); }
+    case 6u: { return vec3<u32>(4u * ts_ceil4(d.x) * d.y * ts_ceil4(d.z) * d.w, 1u, 1u); }
     default: { return vec3<u32>(ts_ceil4(ts_numel(d)), 1u, 1u); }
   }
 }
@@ -43,10 +56,22 @@ fn ts_coord(l: u32, d: vec4<u32>, t: u32) -> vec3<u32> {
   let e = ts_extent(l, d);
   return vec3<u32>(t % e.x, (t / e.x) % e.y, t / e.x / e.y);
 }
-// Lanes of texel t inside the tensor (1..4); the others are padding.
+// int8_4w4c word t: (w, h, first channel 4*(c/4), n).
+fn ts_4w4c_word(d: vec4<u32>, t: u32) -> vec4<u32> {
+  let W4 = ts_ceil4(d.x);
+  let C4 = ts_ceil4(d.z);
+  let block = t / 4u;
+  return vec4<u32>(4u * (block % W4) + t % 4u, (block / W4) % d.y, 4u * ((block / W4 / d.y) % C4), block / W4 / d.y / C4);
+}
+// Lanes of texel t inside the tensor (0..4: an int8_4w4c word past W has none); the others are padding.
 fn ts_lanes(l: u32, d: vec4<u32>, t: u32) -> u32 {
-  let c = ts_coord(l, d, t);
-  switch l {
+  let li = ts_as_image(l);
+  if (li == 6u) {
+    let p = ts_4w4c_word(d, t);
+    return select(0u, min(4u, d.z - p.z), p.x < d.x);
+  }
+  let c = ts_coord(li, d, t);
+  switch li {
     case 1u: { return min(4u, d.x - 4u * c.x); }
     case 2u: { return min(4u, d.y - 4u * c.y); }
     case 3u: { return min(4u, d.z - 4u * (c.z % ts_ceil4(d.z))); }
@@ -55,8 +80,13 @@ fn ts_lanes(l: u32, d: vec4<u32>, t: u32) -> u32 {
 }
 fn ts_flat(l: u32, d: vec4<u32>, t: u32, j: u32) -> u32 {
   if (j >= ts_lanes(l, d, t)) { return TS_PAD; }
-  let c = ts_coord(l, d, t);
-  switch l {
+  let li = ts_as_image(l);
+  if (li == 6u) {
+    let p = ts_4w4c_word(d, t);
+    return ((p.w * d.z + p.z + j) * d.y + p.y) * d.x + p.x;
+  }
+  let c = ts_coord(li, d, t);
+  switch li {
     case 1u: { return (c.z * d.y + c.y) * d.x + 4u * c.x + j; }
     case 2u: { return (c.z * d.y + 4u * c.y + j) * d.x + c.x; }
     case 3u: {
@@ -66,25 +96,53 @@ fn ts_flat(l: u32, d: vec4<u32>, t: u32, j: u32) -> u32 {
     default: { return 4u * t + j; }
   }
 }
-// Flat index i -> (x, y, z, lane); buffers: (texel, 0, 0, lane).
+// Flat index i -> (x, y, z, lane); buffers and int8_4w4c: (texel, 0, 0, lane).
 fn ts_locate(l: u32, d: vec4<u32>, i: u32) -> vec4<u32> {
   if (l == 0u) { return vec4<u32>(i / 4u, 0u, 0u, i % 4u); }
   let w = i % d.x;
   let h = (i / d.x) % d.y;
   let zc = i / d.x / d.y;  // n*C + c
-  switch l {
+  switch ts_as_image(l) {
     case 1u: { return vec4<u32>(w / 4u, h, zc, w % 4u); }
     case 2u: { return vec4<u32>(w, h / 4u, zc, h % 4u); }
+    case 6u: {
+      let c = zc % d.z;
+      let t = ((((zc / d.z) * ts_ceil4(d.z) + c / 4u) * d.y + h) * ts_ceil4(d.x) + w / 4u) * 4u + w % 4u;
+      return vec4<u32>(t, 0u, 0u, c % 4u);
+    }
     default: {
       let c = zc % d.z;
       return vec4<u32>(w, h, (zc / d.z) * ts_ceil4(d.z) + c / 4u, c % 4u);
     }
   }
 }
-fn ts_texel_of(l: u32, d: vec4<u32>, i: u32) -> u32 {
+// Flat index i -> (texel, lane).
+fn ts_texel_lane(l: u32, d: vec4<u32>, i: u32) -> vec2<u32> {
   let c = ts_locate(l, d, i);
   let e = ts_extent(l, d);
-  return (c.z * e.y + c.y) * e.x + c.x;
+  return vec2<u32>((c.z * e.y + c.y) * e.x + c.x, c.w);
+}
+fn ts_texel_of(l: u32, d: vec4<u32>, i: u32) -> u32 { return ts_texel_lane(l, d, i).x; }
+// int8 words: 4 bytes, byte j lane j. Each lane's low byte; bytes sign-extended to i32.
+fn ts_i8_pack4(v: vec4<i32>) -> u32 {
+  let b = bitcast<vec4<u32>>(v) & vec4<u32>(0xFFu);
+  return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u);
+}
+fn ts_i8_unpack4(w: u32) -> vec4<i32> {
+  return bitcast<vec4<i32>>(vec4<u32>(w) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u);
+}
+fn ts_i8_byte(w: u32, lane: u32) -> i32 { return extractBits(bitcast<i32>(w), 8u * lane, 8u); }
+// How int8 elements i..i+3 (all in the tensor) lie in the words of layout l: 0 one word, lanes 0..3
+// (a buffer at i % 4 == 0; int8_4w from a multiple of 4 within a row); 1 the top bytes of word t
+// and the low bytes of word t + 1 (a buffer elsewhere); 2 the same lane of words t .. t + 3 (int8_4c1w
+// within a row, int8_4w4c from a multiple of 4 within a row); 3 none of these.
+fn ts_i8_run(l: u32, d: vec4<u32>, i: u32) -> u32 {
+  if (l == 0u) { return select(1u, 0u, i % 4u == 0u); }
+  let w = i % d.x;
+  let row = w + 3u < d.x;
+  if (l == 4u && row && w % 4u == 0u) { return 0u; }
+  if ((l == 5u && row) || (l == 6u && row && w % 4u == 0u)) { return 2u; }
+  return 3u;
 }
 // bfloat16 is the upper half of a float32: widening is exact; narrowing rounds to nearest even and
 // keeps NaN a (quiet) NaN with its sign and leading payload bits, as f32_to_bf16 in core/half.cpp.
@@ -228,6 +286,40 @@ constexpr const char* kTextureOut = R"(fn @N_store(t: u32, v: vec4<f32>) {
 }
 )";
 
+// int8 tensors (buffer and the packed int8 layouts): array<u32>, one word of 4 bytes per texel,
+// lane j in byte j. @N_packed4 gives elements i .. i+3 as the bytes of one word (the operand of
+// dot4I8Packed), in as few loads as their placement allows.
+constexpr const char* kInt8In = R"(fn @N_at(i: u32) -> i32 {
+  let p = ts_texel_lane(@L, ts_meta[@B], i);
+  return ts_i8_byte(@V[p.x], p.y);
+}
+fn @N_packed4(i: u32) -> u32 {
+  let d = ts_meta[@B];
+  let p = ts_texel_lane(@L, d, i);
+  switch ts_i8_run(@L, d, i) {
+    case 0u: { return @V[p.x]; }
+    case 1u: { let s = 8u * p.y; return (@V[p.x] >> s) | (@V[p.x + 1u] << (32u - s)); }
+    case 2u: {
+      let s = 8u * p.y;
+      return ((@V[p.x] >> s) & 0xFFu) | (((@V[p.x + 1u] >> s) & 0xFFu) << 8u) |
+             (((@V[p.x + 2u] >> s) & 0xFFu) << 16u) | (((@V[p.x + 3u] >> s) & 0xFFu) << 24u);
+    }
+    default: { return ts_i8_pack4(vec4<i32>(@N_at(i), @N_at(i + 1u), @N_at(i + 2u), @N_at(i + 3u))); }
+  }
+}
+fn @N_at4(i: u32) -> vec4<i32> { return ts_i8_unpack4(@N_packed4(i)); }
+)";
+// Padding lanes of a packed layout are the tensor's own bytes: stored as 0. A buffer's last word may
+// hold fewer than 4 elements; its other bytes are the trailing guard's, kept (one writer per word).
+constexpr const char* kInt8Out = R"(fn @N_store(t: u32, v: vec4<i32>) {
+  let n = ts_lanes(@L, ts_meta[@B], t);
+  let w = ts_i8_pack4(select(vec4<i32>(0), v, vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(n)));
+  if (@L != 0u || n == 4u) { @V[t] = w; return; }
+  let keep = 0xFFFFFFFFu << (8u * n);
+  @V[t] = (@V[t] & keep) | (w & ~keep);
+}
+)";
+
 }  // namespace
 
 std::string accessor_prefix(const std::string& declared) {
@@ -280,9 +372,17 @@ const char* texture_format(DType dtype, size_t* texel_bytes) {
 }
 
 void check_form(const TensorForm& form, const std::string& tensor) {
-  // int8 tensors (packed int8 layouts, one 32-bit word per texel) get their own templates here.
+  if (form.dtype == DType::i8) {
+    if (is_texture(form.layout))
+      throw std::invalid_argument(cat("tensor ", tensor, ": int8 is held in buffer or the packed int8 layouts, not ",
+                                      layout_name(form.layout)));
+    return;
+  }
   if (form.dtype != DType::f32 && form.dtype != DType::f16 && form.dtype != DType::bf16)
     throw std::invalid_argument(cat("tensor ", tensor, ": no WGSL accessors for ", dtype_name(form.dtype), " yet"));
+  if (is_packed_int8(form.layout))
+    throw std::invalid_argument(cat("tensor ", tensor, ": layout ", layout_name(form.layout), " holds int8 only, not ",
+                                    dtype_name(form.dtype)));
   layout_code(form.layout);
 }
 
@@ -305,7 +405,11 @@ Expansion expand(std::string_view source, const std::vector<TensorDecl>& decls, 
     };
     add(kCommon);
     std::string resource;
-    if (f.layout == Layout::buffer) {
+    if (f.dtype == DType::i8) {
+      resource = cat("var<storage, ", d.output ? "read_write" : "read", "> ", d.name, " : array<u32>;");
+      if (d.output) add(kOutput), add(kInt8Out);
+      else add(kInt8In);
+    } else if (f.layout == Layout::buffer) {
       const std::string texel = bf16 ? "vec2<u32>" : cat("vec4<", scalar, ">");
       resource = cat("var<storage, ", d.output ? "read_write" : "read", "> ", d.name, " : array<", texel, ">;");
       if (d.output) add(kOutput), add(bf16 ? kBf16BufferOut : kBufferOut, scalar);

@@ -40,7 +40,8 @@ struct TensorForm {
 // holds.
 const char* texture_format(DType dtype, size_t* texel_bytes = nullptr);
 
-// Throws std::invalid_argument when the accessors cannot hold `form` (int8 and int32 tensors, for now).
+// Throws std::invalid_argument when the accessors cannot hold `form` (int32 tensors, int8 in a
+// texture layout, a float dtype in a packed int8 layout).
 void check_form(const TensorForm& form, const std::string& tensor);
 
 // The shared part: ts_meta at kMetaBinding, the texel model of core/layout.cpp, the bfloat16

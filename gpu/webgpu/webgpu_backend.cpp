@@ -68,7 +68,12 @@ void take_result(const HostBuffer& b, const uint8_t* at, uint8_t* dst) {
 // What every kernel sees before its own text (WGSL has no preprocessor): the storage type (bfloat16
 // has none: its tensors go through the accessors), the workgroup size as a pipeline-overridable constant, the plan's variant defines as constants, and
 // the linear id of a grid that fold_grid() folded x first, then y (gpu/gpu_backend.cpp).
-std::string preamble(DType dtype, bool f16, const std::vector<std::string>& defines) {
+//
+// TS_INT_DOT (GpuBackend::run adds TS_INT_DOT=1 when DeviceLimits::int_dot) is always a constant,
+// 0 when off, since a kernel cannot test whether a WGSL name exists; where Dawn lacks
+// dot4I8Packed, a scalar stand-in lets the kernel's `if (TS_INT_DOT == 1)` branch, dead there,
+// compile (a module-scope function may shadow a builtin's name).
+std::string preamble(DType dtype, bool f16, const std::vector<std::string>& defines, bool packed_dot) {
   std::string s;
   if (f16) s += "enable f16;\n";
   // int8 kernels address packed 32-bit words themselves: they get no DTYPE.
@@ -80,6 +85,15 @@ std::string preamble(DType dtype, bool f16, const std::vector<std::string>& defi
     size_t eq = d.find('=');
     s += cat("const ", d.substr(0, eq), " = ", eq == std::string::npos ? "1" : d.substr(eq + 1), ";\n");
   }
+  const bool int_dot = std::any_of(defines.begin(), defines.end(), [](const std::string& d) {
+    return d.substr(0, d.find('=')) == "TS_INT_DOT";
+  });
+  if (!int_dot) s += "const TS_INT_DOT = 0;\n";
+  if (!packed_dot)
+    s += "fn dot4I8Packed(a: u32, b: u32) -> i32 {\n"
+         "  let s = vec4<u32>(24u, 16u, 8u, 0u);\n"
+         "  return dot(bitcast<vec4<i32>>(vec4<u32>(a) << s) >> vec4<u32>(24u), bitcast<vec4<i32>>(vec4<u32>(b) << s) >> vec4<u32>(24u));\n"
+         "}\n";
   s += "fn ts_linear_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {\n"
        "  return gid.x + nwg.x * WG * (gid.y + nwg.y * gid.z);\n"
        "}\n";
@@ -214,7 +228,7 @@ const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const st
   p.decls = decls;
   bool f16 = dtype == DType::f16;
   for (const webgpu::TensorForm& f : forms) f16 = f16 || f.dtype == DType::f16;
-  std::string pre = preamble(dtype, f16, d.defines);
+  std::string pre = preamble(dtype, f16, d.defines, packed_dot_);
   if (!decls.empty()) {
     webgpu::Expansion e;
     try {
@@ -258,6 +272,9 @@ void WebGpuBackend::start() {
   limits_.f16 = has("shader-f16");
   limits_.bf16 = true;  // 32-bit words and rgba16uint images, converted in the accessors
   limits_.max_image_3d = lim.at("maxTextureDimension3D");
+  const auto wgsl = j.value("wgslLanguageFeatures", std::vector<std::string>{});
+  packed_dot_ = std::find(wgsl.begin(), wgsl.end(), "packed_4x8_integer_dot_product") != wgsl.end();
+  limits_.int_dot = packed_dot_ && options_.int_dot;
   formats_.clear();
   for (auto& [format, why] : j.at("formats").items()) formats_[format] = why.is_null() ? "" : why.get<std::string>();
 
@@ -271,6 +288,8 @@ void WebGpuBackend::start() {
     if (has(feat)) info_.capabilities.push_back(feat);
   if (a.contains("subgroupMinSize"))
     info_.capabilities.push_back(cat("subgroup-size=", a.value("subgroupMinSize", 0), "..", a.value("subgroupMaxSize", 0)));
+  // int8 kernels' packed dot product: used, offered but turned off (WebGpuOptions::int_dot), or absent.
+  if (packed_dot_) info_.capabilities.push_back(limits_.int_dot ? "int8-dot-product" : "int8-dot-product=off");
   info_.capabilities.push_back(cat("max-workgroups-per-dimension=", per_dim));
   info_.capabilities.push_back(cat("max-workgroup-size-x=", limits_.max_workgroup_size_x));
   info_.capabilities.push_back(cat("max-invocations-per-workgroup=", limits_.max_invocations));

@@ -26,6 +26,9 @@ struct WebGpuOptions {
                              // <exe dir>/../gpu/webgpu, <exe dir>/gpu/webgpu, the source tree's
   uint32_t timeout_ms = 20000;             // per request, worker start included
   std::vector<std::string> dawn_toggles;  // more Dawn toggles to enable; "key=value" is a raw dawn.node flag
+  // int8 kernels may take their dot4I8Packed path (WGSL packed_4x8_integer_dot_product) where Dawn
+  // offers it; false keeps them on their scalar path (both must agree bit for bit).
+  bool int_dot = true;
 };
 
 class WebGpuBackend : public GpuBackend {
@@ -69,6 +72,7 @@ class WebGpuBackend : public GpuBackend {
   DeviceInfo info_;
   DeviceLimits limits_;
   uint64_t max_buffer_size_ = 0;  // maxBufferSize
+  bool packed_dot_ = false;       // Dawn knows dot4I8Packed (WGSL language feature packed_4x8_integer_dot_product)
   std::map<std::string, std::string> kernel_overrides_;
   std::map<std::string, std::vector<webgpu::TensorDecl>> decls_;  // by kernel source text
   std::map<std::string, Program> programs_;

@@ -74,6 +74,8 @@ async function openDevice() {
       isFallbackAdapter: ai.isFallbackAdapter,
     },
     features: [...device.features].sort(),
+    // WGSL language extensions (packed_4x8_integer_dot_product: dot4I8Packed), from navigator.gpu.
+    wgslLanguageFeatures: [...(globalThis.tsDawn.wgslLanguageFeatures ?? [])].sort(),
     limits: Object.fromEntries(Object.keys(limits).map((k) => [k, device.limits[k]])),
     formats,
     flags,

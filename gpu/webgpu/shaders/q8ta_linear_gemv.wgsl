@@ -1,0 +1,89 @@
+// q8ta_linear, impl=gemv (M = 1): out[0,n] = clamp(round(q) + out_zp, -128, 127) with
+//   acc = sum_k (x[0,k] - x_zp) * weight[n,k]                                       (exact, i32)
+//   q   = (f32(acc) * input_scale * weight_scales[n] + (has_bias != 0 ? bias[n] : 0)) * inv_out_scale
+// in float32; round() is WGSL's, ties to even; the zero point is added after rounding, the clamp is
+// in float. inv_out_scale is 1 / output_scale rounded once to float32 on the host.
+// Workgroup w (WG = 64 invocations, the plan's Dispatch::workgroup) computes texel w of out: its
+// lanes are columns n (M = 1: the flat index is the column). Invocation l takes K in groups of 4
+// at 4l, 4l + 4 WG, ... and keeps one partial sum per lane; the K % 4 elements past the last whole
+// group go to the invocation whose turn they would be. A tree reduction in workgroup memory adds
+// the partial sums (barriers in uniform control flow: no invocation leaves before them), and
+// invocation 0 requantizes and stores the texel (padding lanes 0).
+// Integer dot product (TS_INT_DOT == 1): sum_k x*w over 4 packed bytes by dot4I8Packed, minus
+// x_zp * sum_k w (x - x_zp does not fit a byte); otherwise (x - x_zp) * w lane by lane. Both are
+// exact in i32 (wrapping, and the true sums fit: reference/q8ta_linear.cpp), so they agree bit for bit.
+TS_INPUT(x, 0)
+TS_INPUT(weight, 1)
+@group(0) @binding(2) var<storage, read> weight_scales : array<f32>;
+@group(0) @binding(3) var<storage, read> bias : array<f32>;
+TS_OUTPUT(out_, 4)
+struct Params { M: u32, K: u32, N: u32, x_zp: i32, out_zp: i32, input_scale: f32, inv_out_scale: f32, has_bias: u32 }
+@group(0) @binding(5) var<uniform> pc : Params;
+
+const ONES = 0x01010101u;  // dot4I8Packed(w, ONES) = the sum of w's 4 bytes
+
+var<workgroup> partial : array<vec4<i32>, WG>;
+
+fn requantize(acc: i32, n: u32) -> i32 {
+  let b = select(0.0, bias[n], pc.has_bias != 0u);
+  let q = (f32(acc) * pc.input_scale * weight_scales[n] + b) * pc.inv_out_scale;
+  return i32(clamp(round(q) + f32(pc.out_zp), -128.0, 127.0));
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) l: u32) {
+  // The texel: workgroups of a folded grid count x first, then y, then z (gpu/gpu_backend.cpp).
+  let t = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
+  let live = t < out_texels();
+  let K = pc.K;
+  let K4 = K - K % 4u;
+  var s = vec4<i32>(0);
+  if (live) {
+    // Padding lanes read row 0 and are never stored.
+    var n = vec4<u32>(0u);
+    for (var j = 0u; j < 4u; j++) {
+      let f = out_flat(t, j);
+      if (f != TS_PAD) { n[j] = f; }
+    }
+    let wo = n * K;
+    var wsum = vec4<i32>(0);
+    for (var k = 4u * l; k < K4; k += 4u * WG) {
+      if (TS_INT_DOT == 1) {
+        let a = x_packed4(k);
+        let w = vec4<u32>(weight_packed4(wo.x + k), weight_packed4(wo.y + k), weight_packed4(wo.z + k), weight_packed4(wo.w + k));
+        s += vec4<i32>(dot4I8Packed(a, w.x), dot4I8Packed(a, w.y), dot4I8Packed(a, w.z), dot4I8Packed(a, w.w));
+        wsum += vec4<i32>(dot4I8Packed(w.x, ONES), dot4I8Packed(w.y, ONES), dot4I8Packed(w.z, ONES), dot4I8Packed(w.w, ONES));
+      } else {
+        let a = x_at4(k) - vec4<i32>(pc.x_zp);
+        s += vec4<i32>(dot(a, weight_at4(wo.x + k)), dot(a, weight_at4(wo.y + k)), dot(a, weight_at4(wo.z + k)),
+                       dot(a, weight_at4(wo.w + k)));
+      }
+    }
+    s -= pc.x_zp * wsum;
+    if (K4 < K && l == (K4 / 4u) % WG) {
+      for (var k = K4; k < K; k++) {
+        let w = vec4<i32>(weight_at(wo.x + k), weight_at(wo.y + k), weight_at(wo.z + k), weight_at(wo.w + k));
+        s += (x_at(k) - pc.x_zp) * w;
+      }
+    }
+  }
+  partial[l] = s;
+  // Halve the live width each step: invocation l < width - half adds in l + half (half rounded up).
+  for (var width = WG; width > 1u;) {
+    let half = (width + 1u) / 2u;
+    workgroupBarrier();
+    if (l + half < width) { partial[l] += partial[l + half]; }
+    width = half;
+  }
+  workgroupBarrier();
+  if (l == 0u && live) {
+    let acc = partial[0];
+    var v = vec4<i32>(0);
+    for (var j = 0u; j < 4u; j++) {
+      let f = out_flat(t, j);
+      if (f != TS_PAD) { v[j] = requantize(acc[j], f); }
+    }
+    out_store(t, v);
+  }
+}
