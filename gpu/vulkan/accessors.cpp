@@ -161,6 +161,13 @@ ivec4 @N@_at4(uint i) {
     return ivec4(ts_buf_@N@[ts_locate(l, d, i).x]);
   return ivec4(@N@_at(i), @N@_at(i + 1u), @N@_at(i + 2u), @N@_at(i + 3u));
 }
+uint @N@_packed4(uint i) {
+  uvec4 d = ts_meta[@B@];
+  uint l = @L@;
+  if ((i & 3u) == 0u && (l == TS_BUFFER || (l == TS_INT8_4W && (d.x & 3u) == 0u)))
+    return uint(pack32(ts_buf_@N@[ts_locate(l, d, i).x]));
+  return uint(pack32(i8vec4(@N@_at(i), @N@_at(i + 1u), @N@_at(i + 2u), @N@_at(i + 3u))));
+}
 )";
   } else {
     s += kOutputIndex;

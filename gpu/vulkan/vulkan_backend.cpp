@@ -249,6 +249,7 @@ std::unique_ptr<VulkanBackend> VulkanBackend::create(const VulkanOptions& option
     // bfloat16 is 16-bit words converted in the accessors: 16-bit storage, no 16-bit arithmetic.
     lim.bf16 = s->adapter.features.storage16;
     lim.max_image_3d = l.maxImageDimension3D;
+    lim.int_dot = s->adapter.features.int_dot && options.int_dot;
     s->gpu = std::make_unique<vk::Gpu>(s->adapter);
     return std::unique_ptr<VulkanBackend>(new VulkanBackend(std::move(s)));
   } catch (const std::exception& e) {
@@ -280,7 +281,9 @@ DeviceInfo VulkanBackend::info() const {
   add(lim.f16, "shader-f16");
   add(f.int8 && f.storage8, "int8");
   add(f.int16, "int16");
-  add(f.int_dot, "int-dot-product");
+  // The same words as WebGPU's: used by the int8 kernels, or present and turned off.
+  add(lim.int_dot, "int8-dot-product");
+  add(f.int_dot && !lim.int_dot, "int8-dot-product=off");
   add(true, cat("subgroup-size=", a.subgroup_size));
   add(true, cat("max-workgroups=", lim.max_workgroups[0], "x", lim.max_workgroups[1], "x", lim.max_workgroups[2]));
   add(true, cat("max-workgroup-invocations=", lim.max_invocations));

@@ -16,6 +16,9 @@ struct VulkanOptions {
   std::string device;
   bool validation = false;      // VK_LAYER_KHRONOS_validation; a message during a run makes it an ERROR
   uint32_t timeout_ms = 10000;  // per submission: a kernel running longer is an ERROR, never a hang
+  // int8 kernels use the packed dot product where the device has it (false: their scalar path, to
+  // check one against the other).
+  bool int_dot = true;
 };
 
 class VulkanBackend : public GpuBackend {
