@@ -33,11 +33,13 @@ std::unique_ptr<Backend> open_backend(const std::string& name, const BackendOpti
     o.device = opt.device;
     o.validation = opt.validation;
     o.timeout_ms = opt.timeout_ms;
+    o.int_dot = opt.int_dot;
     b = VulkanBackend::create(o, why_not);
   } else if (name == "webgpu") {
 #ifdef TS_HAVE_WEBGPU
     WebGpuOptions o;
     o.timeout_ms = opt.timeout_ms;
+    o.int_dot = opt.int_dot;
     b = WebGpuBackend::create(o, why_not);
 #else
     *why_not = "this build has no WebGPU backend";

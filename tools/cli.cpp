@@ -88,7 +88,7 @@ exit codes
 struct Raw {
   std::vector<std::string> backend, op, dtype, files;
   std::string device, timeout_ms, cases, seed, shard, junit, dir, out, id, json, html, xfail, match, layout;
-  bool validation = false, quiet = false, reference_only = false, list = false, fail_fast = false;
+  bool validation = false, no_int_dot = false, quiet = false, reference_only = false, list = false, fail_fast = false;
 };
 
 // An option taking one value: given twice, or with an empty value, is a usage error.
@@ -121,6 +121,10 @@ void add_backend_options(CLI::App* app, Raw& r) {
   flag(app, "--validation", r.validation,
        "Khronos validation layer (or TOUCHSTONE_VALIDATION=1): any message makes the case ERROR")
       ->group(group);
+  flag(app, "--no-int-dot", r.no_int_dot,
+       "int8 kernels take their scalar path even where the device has a packed integer dot product "
+       "(`list` shows int8-dot-product or int8-dot-product=off)")
+      ->group(group);
   single(app, "--timeout-ms", r.timeout_ms, "MS", "per-case GPU timeout, 1..86,400,000 (default 20000): a hung kernel is ERROR")
       ->group(group);
 }
@@ -131,8 +135,9 @@ BackendOptions backend_options(const Raw& r, const CLI::App* app) {
   o.device = r.device;
   const char* env_validation = std::getenv("TOUCHSTONE_VALIDATION");
   o.validation = r.validation || (env_validation && std::string(env_validation) == "1");
+  o.int_dot = !r.no_int_dot;
   if (!r.timeout_ms.empty()) o.timeout_ms = uint32_t(parse_integer("--timeout-ms", r.timeout_ms, 1, kMaxTimeoutMs));
-  for (const char* name : {"--backend", "--device", "--validation", "--timeout-ms"})
+  for (const char* name : {"--backend", "--device", "--validation", "--no-int-dot", "--timeout-ms"})
     if (app->get_option_no_throw(name) && app->count(name)) o.given = true;
   return o;
 }

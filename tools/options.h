@@ -16,6 +16,7 @@ struct BackendOptions {
   std::string device;              // Vulkan device selector: index or name substring ("" = default)
   bool validation = false;         // Khronos validation layer (--validation or TOUCHSTONE_VALIDATION=1)
   uint32_t timeout_ms = 20000;
+  bool int_dot = true;             // int8 kernels may use the packed dot product (--no-int-dot: scalar path)
   bool given = false;              // any backend option was on the command line
 };
 

@@ -35,8 +35,7 @@ class VulkanBackend : public GpuBackend {
   std::string_view kind() const override { return "vulkan"; }
 
   // Replaces gpu/vulkan/shaders/<kernel>.comp for this backend (tests inject broken kernels).
-  void set_kernel_source(const std::string& kernel, std::string source);
-  void set_workgroup_size(uint32_t size) { workgroup_size = size; }
+  void set_kernel_source(const std::string& kernel, std::string source) override;
   // Validation messages not yet reported (those during a run go into its error instead).
   std::vector<std::string> take_validation_messages();
 

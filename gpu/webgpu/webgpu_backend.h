@@ -42,8 +42,7 @@ class WebGpuBackend : public GpuBackend {
 
   // Test hooks: the workgroup size asked of fold_grid, a kernel's WGSL replaced (an empty source
   // goes back to the embedded one), and the worker's pid (-1 when none is running).
-  void set_workgroup_size(uint32_t size) { workgroup_size = size; }
-  void set_kernel_source(const std::string& kernel, std::string source);
+  void set_kernel_source(const std::string& kernel, std::string source) override;
   pid_t worker_pid() const;
 
  protected:

@@ -11,6 +11,10 @@ layout(push_constant) uniform Params {
   float a_scale; float b_scale; float inv_out_scale; int a_zp; int b_zp; int out_zp; uint n;
 } pc;
 
+int requantize(float q) {
+  return int(clamp(roundEven(q) + float(pc.out_zp), -128.0, 127.0));
+}
+
 void main() {
   uint t = ts_linear_id();
   if (t >= pc.n) return;
@@ -19,7 +23,7 @@ void main() {
     uint i = out_flat(t, j);
     if (i == TS_PADDING) continue;
     float q = (pc.a_scale * float(a_at(i) - pc.a_zp) + pc.b_scale * float(b_at(i) - pc.b_zp)) * pc.inv_out_scale;
-    v[j] = int(clamp(roundEven(q) + float(pc.out_zp), -128.0, 127.0));
+    v[j] = requantize(q);
   }
   out_store(t, v);
 }
