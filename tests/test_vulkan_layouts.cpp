@@ -348,6 +348,7 @@ TEST_F(VulkanLayouts, RandomLayoutsOverDrawnCasesPassBitIdenticalToBuffers) {
         c.storage = random_storage(*op, rng);
         CaseResult r = judge(prepare(c), b());
         if (r.outcome == Outcome::unsupported) continue;  // an extent past this device's images
+        if (r.outcome == Outcome::rejected && r.rule == "packed_dim_compatible") continue;  // a storage q8ta_add refuses
         EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
         EXPECT_EQ(r.digests, base.digests) << c.id() << " differs from its buffer run";
         ++cases;

@@ -435,11 +435,12 @@ double spin_ms(Backend& b, uint64_t iterations, RunOutput* r = nullptr) {
 }
 
 TEST_F(VulkanRuntime, HungKernelIsAnErrorAndTheNextRunWorks) {
-  // Calibrated to about 0.4 s of spinning on this device: far past the 50 ms limit, yet finite, so
+  // Calibrated to about 1.2 s of spinning on this device: far past the 50 ms limit, yet finite, so
   // that teardown drains it instead of leaking the device (a truly endless loop would be leaked).
+  // The margin is wide because a loaded 2-core machine slows the wait's return, not the spin alone.
   constexpr uint64_t kProbe = 1'000'000;
   spin_ms(b(), kProbe);  // compiles
-  uint64_t iterations = uint64_t(kProbe * 400 / std::max(spin_ms(b(), kProbe), 1.0));
+  uint64_t iterations = uint64_t(kProbe * 1200 / std::max(spin_ms(b(), kProbe), 1.0));
 
   std::string why;
   auto fast = open({.timeout_ms = 50}, &why);
@@ -448,7 +449,7 @@ TEST_F(VulkanRuntime, HungKernelIsAnErrorAndTheNextRunWorks) {
   double ms = spin_ms(*fast, iterations, &r);
   EXPECT_EQ(r.status, RunOutput::Status::error);
   EXPECT_NE(r.message.find("did not finish within 50 ms"), std::string::npos) << r.message;
-  EXPECT_LT(ms, 300) << "the fence wait must give up at the timeout";
+  EXPECT_LT(ms, 800) << "the fence wait must give up at the timeout, not when the kernel ends";
 
   OpDef o = op("axpy", single_plan);
   expect_axpy(fast->run(o, axpy_problem(100, DType::f32)), 100);
