@@ -47,6 +47,21 @@ std::string bound_tensor(const Dispatch& d, const std::string& array_name) {
 
 namespace {
 
+// An error of a run whose plan uses a replaced kernel names the replacement's file (unless the
+// compiler's message already does), so a user's broken kernel is never blamed on the built-in one.
+std::string naming_replaced(std::string msg, const std::vector<Dispatch>& plan, const KernelSources& kernels) {
+  if (!kernels.any_replaced()) return msg;
+  std::vector<std::string> seen;
+  for (const Dispatch& d : plan) {
+    if (std::find(seen.begin(), seen.end(), d.kernel) != seen.end()) continue;
+    seen.push_back(d.kernel);
+    const KernelText k = kernels.get(d.kernel);
+    if (k.replaced && msg.find(k.file) == std::string::npos)
+      msg += cat(" [kernel ", d.kernel, " replaced by ", k.file, "]");
+  }
+  return msg;
+}
+
 RunOutput fail(RunOutput::Status s, std::string msg) {
   RunOutput r;
   r.status = s;
@@ -227,9 +242,9 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   try {
     execute(plan, bufs, p.dtype);
   } catch (const Unsupported& e) {
-    return fail(RunOutput::Status::unsupported, e.what());
+    return fail(RunOutput::Status::unsupported, naming_replaced(e.what(), plan, kernels_));
   } catch (const std::exception& e) {
-    return fail(RunOutput::Status::error, e.what());
+    return fail(RunOutput::Status::error, naming_replaced(e.what(), plan, kernels_));
   }
 
   // 5. Outputs back in logical form; every changed guard byte is a write outside the tensor, every

@@ -9,6 +9,7 @@
 
 #include "core/backend.h"
 #include "core/poison.h"
+#include "gpu/kernel_sources.h"
 
 namespace ts {
 
@@ -75,11 +76,18 @@ class GpuBackend : public Backend {
  public:
   static constexpr size_t kGuardBytes = 256;  // also a multiple of every min storage offset alignment
 
+  // kernel_ext: the backend's kernel language, ".comp" or ".wgsl" (gpu/kernel_sources.h).
+  explicit GpuBackend(std::string kernel_ext) : kernels_(std::move(kernel_ext)) {}
+
   RunOutput run(const OpDef& op, const Problem& p) final;
 
   // Kernel `kernel` (a Dispatch::kernel stem) compiled from `source` instead of the built-in text,
-  // from the next run on (tests splice bugs in; users bring their own kernels).
-  virtual void set_kernel_source(const std::string& kernel, std::string source) = 0;
+  // from the next run on; "" restores the built-in one. `file` is what compiler messages and errors
+  // call it (tests splice bugs in; `--kernels DIR` passes the user's path).
+  void set_kernel_source(const std::string& kernel, std::string source, std::string file = "") {
+    kernels_.set(kernel, std::move(source), std::move(file));
+  }
+  const KernelSources& kernel_sources() const { return kernels_; }
   // The workgroup size of dispatches that do not ask for their own (Dispatch::workgroup).
   void set_workgroup_size(uint32_t size) { workgroup_size = size; }
 
@@ -89,6 +97,7 @@ class GpuBackend : public Backend {
   virtual void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
                        DType dtype) = 0;
   uint32_t workgroup_size = 64;  // clamped to the device in fold_grid
+  KernelSources kernels_;
 };
 
 // The accessors' view of every tensor bound through TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md): entry b

@@ -26,6 +26,17 @@ std::vector<std::string> backend_names(const BackendOptions& o) {
   return o.names.empty() || o.names[0] == "all" ? known : o.names;
 }
 
+namespace {
+// The user's kernels of this backend's language replace the built-in ones (--kernels DIR).
+template <class B>
+std::unique_ptr<B> with_kernels(std::unique_ptr<B> b, const KernelDir& kernels, const char* ext) {
+  if (b)
+    for (const KernelFile& f : kernels.files)
+      if (f.ext == ext) b->set_kernel_source(f.kernel, f.text, f.path);
+  return b;
+}
+}  // namespace
+
 std::unique_ptr<Backend> open_backend(const std::string& name, const BackendOptions& opt, std::string* why_not) {
   std::unique_ptr<Backend> b;
   if (name == "vulkan") {
@@ -34,13 +45,13 @@ std::unique_ptr<Backend> open_backend(const std::string& name, const BackendOpti
     o.validation = opt.validation;
     o.timeout_ms = opt.timeout_ms;
     o.int_dot = opt.int_dot;
-    b = VulkanBackend::create(o, why_not);
+    b = with_kernels(VulkanBackend::create(o, why_not), opt.kernels, ".comp");
   } else if (name == "webgpu") {
 #ifdef TS_HAVE_WEBGPU
     WebGpuOptions o;
     o.timeout_ms = opt.timeout_ms;
     o.int_dot = opt.int_dot;
-    b = WebGpuBackend::create(o, why_not);
+    b = with_kernels(WebGpuBackend::create(o, why_not), opt.kernels, ".wgsl");
 #else
     *why_not = "this build has no WebGPU backend";
 #endif
@@ -82,6 +93,20 @@ int report_backends(const std::vector<BackendSlot>& slots, const char* none_hint
     return std::fprintf(stderr, "error: no GPU backend is available on this machine, so nothing would be checked%s\n",
                         none_hint), 2;
   return 0;
+}
+
+void print_kernels(const KernelDir& kernels) {
+  if (kernels.dir.empty()) return;
+  std::printf("kernels: %s\n", kernels.describe().c_str());
+  std::fflush(stdout);
+}
+
+nlohmann::json kernels_json(const KernelDir& kernels) {
+  if (kernels.dir.empty()) return nullptr;
+  nlohmann::json files = nlohmann::json::array();
+  for (const KernelFile& f : kernels.files)
+    files.push_back({{"kernel", f.kernel}, {"backend", f.ext == ".comp" ? "vulkan" : "webgpu"}, {"file", f.path}});
+  return {{"dir", kernels.dir}, {"files", files}};
 }
 
 }  // namespace ts

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/backend.h"
 #include "tools/options.h"
 
@@ -35,5 +37,10 @@ std::vector<BackendSlot> open_backends(const BackendOptions& o);
 // exit code when the set cannot run a command: 2 (with a message) when a requested backend is
 // unavailable or none is usable, else 0.
 int report_backends(const std::vector<BackendSlot>& slots, const char* none_hint = "");
+
+// "kernels: DIR (rope_half.comp, ...)" when --kernels replaced built-in kernels; nothing otherwise.
+void print_kernels(const KernelDir& kernels);
+// The run's replaced kernels for a JSON report: null, or {"dir", "files": [{"kernel", "file"}]}.
+nlohmann::json kernels_json(const KernelDir& kernels);
 
 }  // namespace ts

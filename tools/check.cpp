@@ -39,7 +39,6 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::string rerun_line(const CaseResult& r) { return repro_line(r.id, r.backend); }
 
 std::optional<std::regex> match_regex(const std::string& pattern) {
   if (pattern.empty()) return std::nullopt;
@@ -78,7 +77,7 @@ void shrink_groups(CheckRun& run, const CheckOptions& o, const InterruptGuard& g
                                  [&] { return guard.signal() != 0; });
     if (!shrunk) continue;
     Failure f;
-    CaseNote note{g.name, -1, Mark::none, nullptr, true, shrunk->elements};
+    CaseNote note{g.name, -1, Mark::none, nullptr, true, shrunk->elements, o.backends.kernels.dir};
     f.json = case_json(shrunk->result, note);
     f.outcome = shrunk->result.outcome, f.id = shrunk->result.id, f.detail = shrunk->result.detail;
     f.elements = shrunk->elements;
@@ -139,6 +138,7 @@ int cmd_check(const CheckOptions& o) {
     if (!out->empty()) check_output_path(*out);  // before minutes of sweeping, not after
   std::vector<BackendSlot> slots = open_backends(o.backends);
   if (int rc = report_backends(slots, " (see touchstone list)")) return rc;
+  print_kernels(o.backends.kernels);
   return run_check(o, slots);
 }
 
@@ -152,7 +152,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
 
   std::optional<JUnitReport> junit;
   if (!o.junit.empty()) {
-    junit.emplace(o.junit, rerun_line);
+    junit.emplace(o.junit, [dir = o.backends.kernels.dir](const CaseResult& r) { return repro_line(r.id, r.backend, dir); });
     junit->mark_started("touchstone check");
   }
   std::optional<JsonReport> json;
@@ -231,7 +231,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
           const bool shown = is_failure(r.outcome) && g.shown.size() < CheckRun::kShownPerGroup;
           nlohmann::json cj;
           if (keep_json) {
-            cj = case_json(r, CaseNote{g.name, int64_t(position), mark, listed, shown, elements});
+            cj = case_json(r, CaseNote{g.name, int64_t(position), mark, listed, shown, elements, o.backends.kernels.dir});
             if (json) json->add(cj);
             if (shown && !o.html.empty()) g.shown.push_back(cj);
           }
@@ -239,7 +239,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
             Failure f{{}, r.outcome, r.id, r.detail, elements, k, sweep.draw(k).has_value(), "", 0};
             if (f.drawn && (!g.smallest_drawn || f.smaller_than(*g.smallest_drawn))) g.smallest_drawn = f;
             if (!g.smallest || f.smaller_than(*g.smallest)) {
-              f.json = keep_json && shown ? std::move(cj) : case_json(r, CaseNote{g.name, int64_t(position), mark, listed, true, elements});
+              f.json = keep_json && shown ? std::move(cj) : case_json(r, CaseNote{g.name, int64_t(position), mark, listed, true, elements, o.backends.kernels.dir});
               g.smallest = std::move(f);
             }
           }

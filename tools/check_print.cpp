@@ -44,7 +44,7 @@ void print_summary(const CheckOptions& o, const CheckRun& run, const std::vector
     if (!any) std::printf("\nFailing cases, the smallest of each group first (paste a line to reproduce):\n");
     any = true;
     const Failure& f = *g.smallest;
-    std::printf("%-17s %s\n    %s\n", std::string(outcome_name(f.outcome)).c_str(), repro_line(f.id, g.backend).c_str(),
+    std::printf("%-17s %s\n    %s\n", std::string(outcome_name(f.outcome)).c_str(), repro_line(f.id, g.backend, o.backends.kernels.dir).c_str(),
                 f.detail.c_str());
     if (!f.shrunk_from.empty())
       std::printf("    (shrunk in %d steps from '%s', the smallest failure of the sweep)\n", f.shrink_steps,
@@ -61,7 +61,7 @@ void print_summary(const CheckOptions& o, const CheckRun& run, const std::vector
     for (auto& [id, e] : g.xpassed) {
       if (!xpass) std::printf("\nListed as known failures but passed (XPASS: remove them from the list):\n");
       xpass = true;
-      std::printf("XPASS             %s\n    %s: %s\n", repro_line(id, g.backend).c_str(), e->where.c_str(), e->reason.c_str());
+      std::printf("XPASS             %s\n    %s: %s\n", repro_line(id, g.backend, o.backends.kernels.dir).c_str(), e->where.c_str(), e->reason.c_str());
     }
     if (g.tally.xpass > (long long)g.xpassed.size())
       std::printf("  ... and %lld more XPASS cases in %s\n", g.tally.xpass - (long long)g.xpassed.size(), g.name.c_str());

@@ -70,6 +70,7 @@ json run_head(const CheckOptions& o, const CheckRun& run, const std::vector<Back
                {"shard", {{"index", o.shard}, {"count", o.shards}}},
                {"xfail", xfail},
                {"devices", devices},
+               {"kernels", kernels_json(o.backends.kernels)},
                {"groups", groups},
                {"coverage", run.coverage},
                {"totals", totals}};

@@ -87,7 +87,7 @@ exit codes
 // The text of each option, as given; converted once parsing is over.
 struct Raw {
   std::vector<std::string> backend, op, dtype, files;
-  std::string device, timeout_ms, cases, seed, shard, junit, dir, out, id, json, html, xfail, match, layout;
+  std::string device, kernels, timeout_ms, cases, seed, shard, junit, dir, out, id, json, html, xfail, match, layout;
   bool validation = false, no_int_dot = false, quiet = false, reference_only = false, list = false, fail_fast = false;
 };
 
@@ -127,6 +127,13 @@ void add_backend_options(CLI::App* app, Raw& r) {
       ->group(group);
   single(app, "--timeout-ms", r.timeout_ms, "MS", "per-case GPU timeout, 1..86,400,000 (default 20000): a hung kernel is ERROR")
       ->group(group);
+  single(app, "--kernels", r.kernels, "DIR",
+         "your kernels (or TOUCHSTONE_KERNELS=DIR): DIR/<kernel>.comp (Vulkan GLSL) and DIR/<kernel>.wgsl (WebGPU) "
+         "replace the built-in kernel of that name (a Dispatch::kernel stem such as rope_half, sdpa_qk_tiled, "
+         "q8ta_linear_gemv); references, plans, sweeps and goldens are unchanged. `touchstone abi OP` prints the "
+         "interface such a file must follow. A file naming no built-in kernel is a usage error; one that does not "
+         "compile or binds a tensor the plan lacks makes that op's cases ERROR, naming the file and line")
+      ->group(group);
 }
 
 BackendOptions backend_options(const Raw& r, const CLI::App* app) {
@@ -137,7 +144,10 @@ BackendOptions backend_options(const Raw& r, const CLI::App* app) {
   o.validation = r.validation || (env_validation && std::string(env_validation) == "1");
   o.int_dot = !r.no_int_dot;
   if (!r.timeout_ms.empty()) o.timeout_ms = uint32_t(parse_integer("--timeout-ms", r.timeout_ms, 1, kMaxTimeoutMs));
-  for (const char* name : {"--backend", "--device", "--validation", "--no-int-dot", "--timeout-ms"})
+  const char* env_kernels = std::getenv("TOUCHSTONE_KERNELS");
+  if (!r.kernels.empty()) o.kernels = load_kernel_dir(r.kernels);
+  else if (env_kernels && *env_kernels) o.kernels = load_kernel_dir(env_kernels);
+  for (const char* name : {"--backend", "--device", "--validation", "--no-int-dot", "--timeout-ms", "--kernels"})
     if (app->get_option_no_throw(name) && app->count(name)) o.given = true;
   return o;
 }

@@ -107,8 +107,10 @@ int verify(const Options& o, std::vector<std::string> files) {
     if (files.empty()) throw UsageError(cat("no .safetensors files in ", dir));
   }
 
-  if (!reference_only)
+  if (!reference_only) {
     if (int rc = report_backends(slots, " (--reference-only verifies against the reference alone)")) return rc;
+    print_kernels(o.backends.kernels);
+  }
 
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> findings = manifest_findings(files, dir);

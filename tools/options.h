@@ -9,15 +9,18 @@
 #include <utility>
 #include <vector>
 
+#include "tools/kernel_dir.h"
+
 namespace ts {
 
 struct BackendOptions {
   std::vector<std::string> names;  // empty or {"all"}: every known backend, none of them required
-  std::string device;              // Vulkan device selector: index or name substring ("" = default)
+  std::string device;              // device selector: index or name substring ("" = default), both backends
   bool validation = false;         // Khronos validation layer (--validation or TOUCHSTONE_VALIDATION=1)
   uint32_t timeout_ms = 20000;
   bool int_dot = true;             // int8 kernels may use the packed dot product (--no-int-dot: scalar path)
   bool given = false;              // any backend option was on the command line
+  KernelDir kernels;               // --kernels DIR / TOUCHSTONE_KERNELS: replacements of built-in kernels
 };
 
 struct ListOptions {

@@ -86,8 +86,8 @@ double number_value(const json& j) {
   return NAN;
 }
 
-std::string repro_line(const std::string& id, const std::string& backend) {
-  return cat("touchstone repro '", id, "' --backend ", backend);
+std::string repro_line(const std::string& id, const std::string& backend, const std::string& kernels) {
+  return cat("touchstone repro '", id, "' --backend ", backend, kernels.empty() ? "" : cat(" --kernels '", kernels, "'"));
 }
 
 json xfail_json(const XfailEntry& e) { return {{"entry", e.entry}, {"reason", e.reason}, {"where", e.where}}; }
@@ -113,7 +113,7 @@ json case_json(const CaseResult& r, const CaseNote& n) {
   if (!r.rule.empty()) c["rule"] = r.rule;
   if (!r.detail.empty()) c["detail"] = r.detail;
   if (n.xfail) c["xfail"] = xfail_json(*n.xfail);
-  if (is_failure(r.outcome) || n.mark == Mark::xpass) c["repro"] = repro_line(r.id, r.backend);
+  if (is_failure(r.outcome) || n.mark == Mark::xpass) c["repro"] = repro_line(r.id, r.backend, n.kernels);
   json outs = json::array();
   for (const CompareReport& rep : r.reports) outs.push_back(output_json(rep, n.detailed));
   c["outputs"] = std::move(outs);

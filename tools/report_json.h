@@ -32,6 +32,7 @@ struct CaseNote {
   const XfailEntry* xfail = nullptr; // the known-failure entry naming it
   bool detailed = false;             // with each failing output's mismatches per dimension and error map
   int64_t elements = 0;              // input elements: what "smallest" means
+  std::string kernels;               // --kernels DIR of the run ("" = built-in kernels): in the repro line
 };
 
 nlohmann::json case_json(const CaseResult& r, const CaseNote& n);
@@ -41,8 +42,8 @@ nlohmann::json tally_json(const Tally& t);
 Tally tally_from_json(const nlohmann::json& j);
 nlohmann::json device_json(const std::string& backend, const DeviceInfo* info, const std::string& unavailable);
 
-// "touchstone repro '<id>' --backend <b>"
-std::string repro_line(const std::string& id, const std::string& backend);
+// "touchstone repro '<id>' --backend <b>" (and " --kernels '<dir>'" when the run replaced kernels)
+std::string repro_line(const std::string& id, const std::string& backend, const std::string& kernels = "");
 
 // The report file: replaced at once by a head saying the run has not finished (state "running"),
 // then written whole by finish().

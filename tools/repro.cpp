@@ -40,6 +40,7 @@ int cmd_repro(const ReproOptions& o) {
   std::vector<BackendSlot> slots = open_backends(o.backends);
   Expected e = prepare(c);
   std::printf("case     %s\n", c.id().c_str());
+  print_kernels(o.backends.kernels);
   if (!e.error.empty()) {
     std::printf("ERROR    %s\n", e.error.c_str());
     return 1;
@@ -78,7 +79,7 @@ int cmd_repro(const ReproOptions& o) {
     total.add(t);
     groups.push_back({{"name", group}, {"op", c.op}, {"backend", s.name}, {"dtype", dtype_name(c.dtype)},
                       {"available", true}, {"tally", tally_json(t)}});
-    cases.push_back(case_json(r, CaseNote{group, 0, Mark::none, nullptr, true, input_elements(e)}));
+    cases.push_back(case_json(r, CaseNote{group, 0, Mark::none, nullptr, true, input_elements(e), o.backends.kernels.dir}));
     std::printf("\n[%s] %s on %s (%.3f s)\n", s.name.c_str(), std::string(outcome_name(r.outcome)).c_str(),
                 s.backend->info().name.c_str(), r.seconds);
     if (!r.detail.empty()) std::printf("  %s\n", r.detail.c_str());
@@ -103,7 +104,7 @@ int cmd_repro(const ReproOptions& o) {
     for (auto& one : cases) report.add(one);
     report.finish({{"schema", kReportSchema}, {"state", "complete"}, {"tool", {{"command", "repro"}, {"case", c.id()}}},
                    {"started", started}, {"seconds", total.seconds}, {"shard", {{"index", 0}, {"count", 1}}},
-                   {"xfail", nullptr}, {"devices", devices}, {"groups", groups}, {"coverage", nlohmann::json::object()},
+                   {"xfail", nullptr}, {"devices", devices}, {"kernels", kernels_json(o.backends.kernels)}, {"groups", groups}, {"coverage", nlohmann::json::object()},
                    {"totals", totals}});
   }
   return bad ? 1 : 0;

@@ -36,11 +36,9 @@ std::string dtype_defines(DType t) {
 
 const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_of) {
   std::string_view preamble = embedded("gpu/vulkan/shaders/preamble.glsl");
-  auto o = overrides_.find(d.kernel);
-  std::string_view original = o != overrides_.end() ? std::string_view(o->second)
-                                                    : embedded("gpu/vulkan/shaders/" + d.kernel + ".comp");
+  const KernelText kernel = sources->get(d.kernel);
   std::string source;
-  std::vector<AccessorDecl> decls = parse_accessors(original, d.kernel, &source);
+  std::vector<AccessorDecl> decls = parse_accessors(kernel.text, kernel.file, &source);
   std::vector<TensorForm> forms;
   for (const AccessorDecl& a : decls) forms.push_back(form_of(a.name, a.binding));
   const std::string accessors = accessor_glsl(decls, forms);
@@ -55,10 +53,11 @@ const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_
     ++cache_hits;
     return hit->second;
   }
-  // Separate parts so that compiler messages say "axpy.comp:3" rather than a line of the whole text.
+  // Separate parts so that compiler messages say "axpy.comp:3" (or the replacement's path) rather
+  // than a line of the whole text.
   Program p;
   p.spirv = compile_compute(
-      {{"preamble.glsl", preamble}, {"defines", defines}, {"accessors", accessors}, {d.kernel + ".comp", source}}, d.kernel);
+      {{"preamble.glsl", preamble}, {"defines", defines}, {"accessors", accessors}, {kernel.file, source}}, kernel.file);
   p.reflection = reflect(p.spirv, d.kernel);
   p.accessors = std::move(decls);
   p.id = ++compiles;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/op.h"
+#include "gpu/kernel_sources.h"
 #include "gpu/vulkan/accessors.h"
 #include "gpu/vulkan/reflect.h"
 
@@ -32,13 +33,13 @@ class Programs {
   // Throws std::runtime_error naming the kernel: unknown kernel, compile error, unbindable resources;
   // Unsupported for a dtype or tensor form without kernels.
   const Program& get(const Dispatch& d, DType dtype, const FormOf& form_of);
-  void set_source(const std::string& kernel, std::string source) { overrides_[kernel] = std::move(source); }
+
+  const KernelSources* sources = nullptr;  // the backend's (GpuBackend::kernel_sources)
 
   uint64_t compiles = 0;
   uint64_t cache_hits = 0;
 
  private:
-  std::map<std::string, std::string> overrides_;
   std::unordered_map<std::string, Program> cache_;  // keyed by the full text: no collisions to reason about
 };
 

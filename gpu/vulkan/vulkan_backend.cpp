@@ -228,7 +228,9 @@ struct VulkanBackend::State {
   }
 };
 
-VulkanBackend::VulkanBackend(std::unique_ptr<State> state) : s_(std::move(state)) {}
+VulkanBackend::VulkanBackend(std::unique_ptr<State> state) : GpuBackend(".comp"), s_(std::move(state)) {
+  s_->programs.sources = &kernels_;
+}
 VulkanBackend::~VulkanBackend() = default;
 
 std::unique_ptr<VulkanBackend> VulkanBackend::create(const VulkanOptions& options, std::string* why_not) {
@@ -292,10 +294,6 @@ DeviceInfo VulkanBackend::info() const {
   add(lim.bf16, "bfloat16");
   add(s_->instance->validation(), "validation");
   return i;
-}
-
-void VulkanBackend::set_kernel_source(const std::string& kernel, std::string source) {
-  s_->programs.set_source(kernel, std::move(source));
 }
 
 std::vector<std::string> VulkanBackend::take_validation_messages() {

@@ -34,8 +34,6 @@ class VulkanBackend : public GpuBackend {
   DeviceInfo info() const override;
   std::string_view kind() const override { return "vulkan"; }
 
-  // Replaces gpu/vulkan/shaders/<kernel>.comp for this backend (tests inject broken kernels).
-  void set_kernel_source(const std::string& kernel, std::string source) override;
   // Validation messages not yet reported (those during a run go into its error instead).
   std::vector<std::string> take_validation_messages();
 

@@ -181,30 +181,20 @@ std::unique_ptr<WebGpuBackend> WebGpuBackend::create(const WebGpuOptions& option
 }
 
 WebGpuBackend::WebGpuBackend(WebGpuOptions options, std::vector<std::string> argv)
-    : options_(std::move(options)), argv_(std::move(argv)) {}
+    : GpuBackend(".wgsl"), options_(std::move(options)), argv_(std::move(argv)) {}
 
 WebGpuBackend::~WebGpuBackend() = default;
 
 pid_t WebGpuBackend::worker_pid() const { return worker_ ? worker_->pid() : -1; }
 
-void WebGpuBackend::set_kernel_source(const std::string& kernel, std::string source) {
-  if (source.empty()) kernel_overrides_.erase(kernel);
-  else kernel_overrides_[kernel] = std::move(source);
-}
-
-std::string WebGpuBackend::kernel_source(const std::string& kernel) const {
-  auto it = kernel_overrides_.find(kernel);
-  if (it != kernel_overrides_.end()) return it->second;
-  return std::string(embedded("gpu/webgpu/shaders/" + kernel + ".wgsl"));
-}
-
-const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const std::string& source, DType dtype,
+const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const KernelText& kernel, DType dtype,
                                                      const std::vector<HostBuffer>& buffers,
                                                      const std::map<std::string, size_t>& index) {
+  const std::string source(kernel.text);
   auto di = decls_.find(source);
   if (di == decls_.end()) {
     if (decls_.size() >= 256) decls_.clear();  // kernel overrides in tests: keep the maps bounded
-    di = decls_.emplace(source, webgpu::tensor_decls(source, d.kernel)).first;
+    di = decls_.emplace(source, webgpu::tensor_decls(source, kernel.file)).first;
   }
   const std::vector<webgpu::TensorDecl>& decls = di->second;
   std::vector<webgpu::TensorForm> forms;
@@ -214,13 +204,13 @@ const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const st
     const std::string tensor = bound_tensor(d, t.name);
     auto bi = index.find(tensor);
     if (bi == index.end())
-      throw std::runtime_error(cat("webgpu: kernel ", d.kernel, " declares '", t.name, "' for tensor '", tensor,
+      throw std::runtime_error(cat("webgpu: kernel ", kernel.file, " declares '", t.name, "' for tensor '", tensor,
                                    "', which the case does not have"));
     const HostBuffer& b = buffers[bi->second];
     forms.push_back({b.phys.layout, b.dtype});
     key += cat(t.name, "=", layout_name(b.phys.layout), ":", dtype_name(b.dtype), "\n");
   }
-  key += source;
+  key += cat(kernel.file, "\n", source);
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second;
 
@@ -234,7 +224,7 @@ const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const st
     try {
       e = webgpu::expand(source, decls, forms);
     } catch (const std::invalid_argument& ex) {
-      throw Unsupported(cat("webgpu: kernel ", d.kernel, ": ", ex.what()));
+      throw Unsupported(cat("webgpu: kernel ", kernel.file, ": ", ex.what()));
     }
     pre += webgpu::accessor_library(f16) + e.functions;
     p.code = pre + e.kernel;
@@ -242,7 +232,8 @@ const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const st
     p.code = pre + source;
   }
   p.line0 = size_t(std::count(pre.begin(), pre.end(), '\n'));
-  p.res = webgpu::reflect_wgsl(p.code, d.kernel);
+  p.file = kernel.file;
+  p.res = webgpu::reflect_wgsl(p.code, kernel.file);
   if (programs_.size() >= 256) programs_.clear();
   return programs_.emplace(std::move(key), std::move(p)).first->second;
 }
@@ -357,7 +348,7 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
   for (const Dispatch& d : plan) {
     const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
     if (!grid) throw std::runtime_error(cat("webgpu: dispatch ", d.kernel, " does not fit the device grid"));
-    const Program& prog = program(d, kernel_source(d.kernel), dtype, buffers, buffer_index);
+    const Program& prog = program(d, kernels_.get(d.kernel), dtype, buffers, buffer_index);
     const WgslResources& res = prog.res;
     const std::string key = cat(grid->workgroup_size, "\n", prog.code);
     auto [it, fresh] = shader_index.emplace(key, shader_index.size());
@@ -373,7 +364,7 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
       }
       if (res.uniform) layout.push_back({res.uniform->binding, "uniform"});
       head["shaders"].push_back({{"code", prog.code},
-                                 {"name", d.kernel + ".wgsl"},
+                                 {"name", prog.file},
                                  {"line0", prog.line0},
                                  {"wg", grid->workgroup_size},
                                  {"layout", std::move(layout)}});
@@ -402,7 +393,7 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
       const std::string tensor = bound_tensor(d, s.array);
       auto bi = buffer_index.find(tensor);
       if (bi == buffer_index.end())
-        throw std::runtime_error(cat("webgpu: kernel ", d.kernel, " binds '", s.array, "' to tensor '", tensor,
+        throw std::runtime_error(cat("webgpu: kernel ", prog.file, " binds '", s.array, "' to tensor '", tensor,
                                      "', which the case does not have"));
       const HostBuffer& hb = buffers[bi->second];
       if (hb.image() != (s.kind != webgpu::StorageBinding::Kind::buffer))

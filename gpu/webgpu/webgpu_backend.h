@@ -40,9 +40,7 @@ class WebGpuBackend : public GpuBackend {
   DeviceInfo info() const override { return info_; }
   std::string_view kind() const override { return "webgpu"; }
 
-  // Test hooks: the workgroup size asked of fold_grid, a kernel's WGSL replaced (an empty source
-  // goes back to the embedded one), and the worker's pid (-1 when none is running).
-  void set_kernel_source(const std::string& kernel, std::string source) override;
+  // Test hook: the worker's pid (-1 when none is running).
   pid_t worker_pid() const;
 
  protected:
@@ -56,14 +54,14 @@ class WebGpuBackend : public GpuBackend {
   struct Program {
     std::string code;
     size_t line0 = 0;  // lines before the kernel file's first
+    std::string file;  // what messages call the kernel (KernelText::file)
     std::vector<webgpu::TensorDecl> decls;
     webgpu::WgslResources res;
   };
   void start();  // a fresh worker; fills info_ and limits_
   // Cached per (kernel source, case dtype, defines, layout and dtype of each declared tensor).
-  const Program& program(const Dispatch& d, const std::string& source, DType dtype,
+  const Program& program(const Dispatch& d, const KernelText& kernel, DType dtype,
                          const std::vector<HostBuffer>& buffers, const std::map<std::string, size_t>& index);
-  std::string kernel_source(const std::string& kernel) const;
 
   WebGpuOptions options_;
   std::vector<std::string> argv_;  // the worker's command line
@@ -72,7 +70,6 @@ class WebGpuBackend : public GpuBackend {
   DeviceLimits limits_;
   uint64_t max_buffer_size_ = 0;  // maxBufferSize
   bool packed_dot_ = false;       // Dawn knows dot4I8Packed (WGSL language feature packed_4x8_integer_dot_product)
-  std::map<std::string, std::string> kernel_overrides_;
   std::map<std::string, std::vector<webgpu::TensorDecl>> decls_;  // by kernel source text
   std::map<std::string, Program> programs_;
   // Texture formats the accessors use, each with why Dawn refuses it as a 3-D sampled and write-only

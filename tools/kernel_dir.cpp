@@ -1,0 +1,64 @@
+#include "tools/kernel_dir.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/contract.h"
+#include "core/errors.h"
+#include "gpu/kernel_sources.h"
+
+namespace ts {
+
+namespace fs = std::filesystem;
+
+std::string KernelDir::describe() const {
+  std::string names;
+  for (const KernelFile& f : files) names += cat(names.empty() ? "" : ", ", f.kernel, f.ext);
+  return cat(dir, " (", names, ")");
+}
+
+KernelDir load_kernel_dir(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw UsageError(cat("--kernels '", dir, "' is not a directory (it should hold <kernel>.comp / <kernel>.wgsl files)"));
+  auto builtins = [](const char* ext) {
+    std::string s;
+    for (const std::string& k : builtin_kernels(ext)) s += cat(s.empty() ? "" : " ", k, ext);
+    return s;
+  };
+  KernelDir out;
+  out.dir = dir;
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) throw UsageError(cat("--kernels '", dir, "' cannot be read: ", ec.message()));
+  for (; it != end; it.increment(ec)) {
+    const fs::path p = it->path();
+    const std::string name = p.filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    const std::string ext = p.extension().string(), stem = p.stem().string();
+    const bool lang = ext == ".comp" || ext == ".wgsl";
+    const std::vector<std::string> known = lang ? builtin_kernels(ext) : std::vector<std::string>{};
+    if (!lang || std::find(known.begin(), known.end(), stem) == known.end())
+      throw UsageError(cat("--kernels: ", (fs::path(dir) / name).string(), " names no built-in kernel (files are ",
+                           "<kernel>.comp for Vulkan, <kernel>.wgsl for WebGPU; Vulkan kernels: ", builtins(".comp"),
+                           "; WebGPU kernels: ", builtins(".wgsl"), ")"));
+    if (!it->is_regular_file(ec))
+      throw UsageError(cat("--kernels: ", (fs::path(dir) / name).string(), " is not a regular file"));
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) throw UsageError(cat("--kernels: ", (fs::path(dir) / name).string(), " cannot be read"));
+    if (text.str().empty()) throw UsageError(cat("--kernels: ", (fs::path(dir) / name).string(), " is empty"));
+    out.files.push_back({stem, ext, (fs::path(dir) / name).string(), text.str()});
+  }
+  if (ec) throw UsageError(cat("--kernels '", dir, "' cannot be read: ", ec.message()));
+  if (out.files.empty())
+    throw UsageError(cat("--kernels '", dir, "' holds no kernel (<kernel>.comp for Vulkan, <kernel>.wgsl for WebGPU; ",
+                         "Vulkan kernels: ", builtins(".comp"), "; WebGPU kernels: ", builtins(".wgsl"), ")"));
+  std::sort(out.files.begin(), out.files.end(),
+            [](const KernelFile& a, const KernelFile& b) { return a.kernel + a.ext < b.kernel + b.ext; });
+  return out;
+}
+
+}  // namespace ts

@@ -1,0 +1,29 @@
+#pragma once
+// `--kernels DIR` (or TOUCHSTONE_KERNELS): the user's kernels, DIR/<kernel>.comp (Vulkan GLSL) and
+// DIR/<kernel>.wgsl (WebGPU), each replacing the built-in kernel of that Dispatch::kernel stem at
+// run time (GpuBackend::set_kernel_source). Read and checked before any backend opens.
+#include <string>
+#include <vector>
+
+namespace ts {
+
+struct KernelFile {
+  std::string kernel;  // the Dispatch::kernel stem, e.g. rope_half, sdpa_qk_tiled
+  std::string ext;     // ".comp" or ".wgsl"
+  std::string path;    // DIR/<kernel><ext>, as messages name it
+  std::string text;
+};
+
+struct KernelDir {
+  std::string dir;                // "" = none given
+  std::vector<KernelFile> files;  // sorted by file name
+  // "DIR (rope_half.comp, rope_half.wgsl)"
+  std::string describe() const;
+};
+
+// Reads every file of `dir`. UsageError (exit 2) when DIR is not a readable directory, holds no
+// kernel, or holds an entry that is not `<built-in kernel>.comp` / `.wgsl` (naming it and listing
+// the built-in kernels); files whose name starts with '.' (editors' swap files) are ignored.
+KernelDir load_kernel_dir(const std::string& dir);
+
+}  // namespace ts
