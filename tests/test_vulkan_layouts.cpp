@@ -445,7 +445,7 @@ TEST_F(VulkanLayouts, MalformedDeclarationsAreErrorsNamingTheLine) {
       {"\nTS_INPUT(x)\nTS_OUTPUT(z, 1)\nvoid main() {}\n", "line 2: a tensor declaration is TS_INPUT(name, binding)"},
       {"\nTS_INPUT(x, 0)\nTS_OUTPUT(z, 16)\nvoid main() {}\n", "line 3: binding 16 is not below 16"},
       {"\nTS_INPUT(x, 1)\nTS_OUTPUT(z, 1)\nvoid main() {}\n", "line 3: binding 1 is taken by 'x'"},
-      {"\nTS_INPUT(nope, 0)\nTS_OUTPUT(z, 1)\nvoid main() {}\n", "binds tensor 'nope' (binding 0)"},
+      {"\nTS_INPUT(nope, 0)\nTS_OUTPUT(z, 1)\nvoid main() {}\n", "binds tensor 'nope' (TS_INPUT(nope, 0) at line 2)"},
       // A plain array for a tensor the case holds as an image.
       {"\nlayout(std430, binding = 0) readonly buffer X { float x[]; };\nTS_OUTPUT(z, 1)\n"
        "void main() { z_store(0u, vec4(x[0])); }\n",

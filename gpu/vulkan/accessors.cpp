@@ -243,6 +243,7 @@ std::vector<AccessorDecl> parse_accessors(std::string_view source, const std::st
         throw std::runtime_error(cat("vulkan: kernel '", kernel, "' line ", line_no, ": ", why, ": ", trim(line)));
       };
       if (!parse_line(line, d)) fail("a tensor declaration is TS_INPUT(name, binding) or TS_OUTPUT(name, binding)");
+      d.line = line_no;
       if (d.binding >= kMetaBinding) fail(cat("binding ", d.binding, " is not below ", kMetaBinding, " (ts_meta's)"));
       for (const AccessorDecl& e : decls) {
         if (e.name == d.name) fail(cat("tensor '", d.name, "' is declared twice"));

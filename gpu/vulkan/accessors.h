@@ -33,6 +33,7 @@ struct AccessorDecl {
   std::string name;  // as written: the functions' prefix, and (less one trailing '_') the tensor bound
   uint32_t binding = 0;
   bool output = false;  // TS_OUTPUT
+  size_t line = 0;      // 1-based, in the kernel file
 };
 
 // The kernel's declarations, in source order. `stripped` receives the source with each declaration

@@ -40,7 +40,7 @@ const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_
   std::string source;
   std::vector<AccessorDecl> decls = parse_accessors(kernel.text, kernel.file, &source);
   std::vector<TensorForm> forms;
-  for (const AccessorDecl& a : decls) forms.push_back(form_of(a.name, a.binding));
+  for (const AccessorDecl& a : decls) forms.push_back(form_of(a, kernel.file));
   const std::string accessors = accessor_glsl(decls, forms);
   std::string defines = dtype_defines(dtype);
   for (const std::string& def : d.defines) {
@@ -60,6 +60,7 @@ const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_
       {{"preamble.glsl", preamble}, {"defines", defines}, {"accessors", accessors}, {kernel.file, source}}, kernel.file);
   p.reflection = reflect(p.spirv, d.kernel);
   p.accessors = std::move(decls);
+  p.file = kernel.file;
   p.id = ++compiles;
   return cache_.emplace(std::move(text), std::move(p)).first->second;
 }

@@ -23,13 +23,14 @@ struct Program {
   std::vector<uint32_t> spirv;
   Reflection reflection;
   std::vector<AccessorDecl> accessors;  // the kernel's TS_INPUT / TS_OUTPUT tensors
+  std::string file;                     // what messages call the kernel (KernelText::file)
 };
 
 class Programs {
  public:
-  // The form of the tensor a kernel declares as `name` (TS_INPUT / TS_OUTPUT) in this case; throws
+  // The form in this case of the tensor a kernel declares (TS_INPUT / TS_OUTPUT) in `file`; throws
   // if the case has no such tensor.
-  using FormOf = std::function<TensorForm(const std::string& name, uint32_t binding)>;
+  using FormOf = std::function<TensorForm(const AccessorDecl& decl, const std::string& file)>;
   // Throws std::runtime_error naming the kernel: unknown kernel, compile error, unbindable resources;
   // Unsupported for a dtype or tensor form without kernels.
   const Program& get(const Dispatch& d, DType dtype, const FormOf& form_of);

@@ -97,17 +97,21 @@ struct VulkanBackend::State {
     instance->messages().resize(seen);
   }
 
-  // The host buffer a kernel binds as `tensor` (binding `binding`); throws naming both if the case has none.
-  static size_t find_tensor(const Dispatch& d, const std::vector<HostBuffer>& buffers, const std::string& tensor,
-                            uint32_t binding) {
+  // The host buffer a kernel binds as `tensor`; throws naming the kernel's file, `what` (the
+  // binding, or the declaration and its line) and the case's tensors if the case has none.
+  static size_t find_tensor(const std::string& file, const std::vector<HostBuffer>& buffers, const std::string& tensor,
+                            const std::string& what) {
     auto it = std::find_if(buffers.begin(), buffers.end(), [&](const HostBuffer& h) { return h.name == tensor; });
     if (it == buffers.end()) {
       std::string names;
       for (const HostBuffer& h : buffers) names += (names.empty() ? "" : ", ") + h.name;
-      throw std::runtime_error(cat("vulkan: kernel '", d.kernel, "' binds tensor '", tensor, "' (binding ", binding,
-                                   "), which is not among the case's buffers (", names, ")"));
+      throw std::runtime_error(cat("vulkan: kernel ", file, " binds tensor '", tensor, "' (", what,
+                                   "), which is not among the case's tensors (", names, ")"));
     }
     return size_t(it - buffers.begin());
+  }
+  static std::string declared_at(const vk::AccessorDecl& a) {
+    return cat(a.output ? "TS_OUTPUT(" : "TS_INPUT(", a.name, ", ", a.binding, ") at line ", a.line);
   }
 
   // A step's bindings and push constants; `meta` receives ts_meta's contents when the kernel declares
@@ -115,21 +119,21 @@ struct VulkanBackend::State {
   // accessor_meta() and, from entry kLayoutMeta, each tensor's layout (gpu/vulkan/accessors.h).
   vk::Step prepare(const Dispatch& d, const std::vector<HostBuffer>& buffers, DType dtype, uint32_t wg,
                    std::vector<uint32_t>& meta) {
-    auto form_of = [&](const std::string& name, uint32_t binding) {
-      const HostBuffer& h = buffers[find_tensor(d, buffers, bound_tensor(d, name), binding)];
+    auto form_of = [&](const vk::AccessorDecl& a, const std::string& file) {
+      const HostBuffer& h = buffers[find_tensor(file, buffers, bound_tensor(d, a.name), declared_at(a))];
       return vk::TensorForm{h.phys.layout, h.dtype};
     };
     const vk::Program& prog = programs.get(d, dtype, form_of);
     const vk::Reflection& r = prog.reflection;
     for (uint32_t cap : r.capabilities)
       if (std::string why = adapter.missing_for(cap); !why.empty())
-        throw Unsupported(cat("vulkan: kernel '", d.kernel, "' ", why));
+        throw Unsupported(cat("vulkan: kernel ", prog.file, " ", why));
     const uint32_t shared_max = adapter.props.limits.maxComputeSharedMemorySize;
     if (r.shared_bytes > shared_max)  // NVIDIA loses the device instead of refusing the pipeline
-      throw Unsupported(cat("vulkan: kernel '", d.kernel, "' declares ", r.shared_bytes, " bytes of shared memory; ",
+      throw Unsupported(cat("vulkan: kernel ", prog.file, " declares ", r.shared_bytes, " bytes of shared memory; ",
                             adapter.props.deviceName, " allows ", shared_max, " (maxComputeSharedMemorySize)"));
     if (r.push_size > adapter.props.limits.maxPushConstantsSize)
-      throw Unsupported(cat("vulkan: kernel '", d.kernel, "' has ", r.push_size, " bytes of push constants; ",
+      throw Unsupported(cat("vulkan: kernel ", prog.file, " has ", r.push_size, " bytes of push constants; ",
                             adapter.props.deviceName, " allows ", adapter.props.limits.maxPushConstantsSize));
     vk::Step st;
     st.kernel = d.kernel;
@@ -141,10 +145,11 @@ struct VulkanBackend::State {
                               [&](const vk::AccessorDecl& a) { return a.binding == b.binding; });
       const bool declared_here = acc != prog.accessors.end();
       const std::string tensor = bound_tensor(d, declared_here ? acc->name : b.array);
-      const size_t index = find_tensor(d, buffers, tensor, b.binding);
+      const size_t index = find_tensor(prog.file, buffers, tensor,
+                                       declared_here ? declared_at(*acc) : cat("array ", b.array, ", binding ", b.binding));
       const HostBuffer& h = buffers[index];
       if (h.image() != b.image)
-        throw std::runtime_error(cat("vulkan: kernel '", d.kernel, "' binds tensor '", tensor, "' (binding ", b.binding,
+        throw std::runtime_error(cat("vulkan: kernel ", prog.file, " binds tensor '", tensor, "' (binding ", b.binding,
                                      ") as a storage ", b.image ? "image" : "buffer", ", but the case holds it as ",
                                      layout_name(h.phys.layout),
                                      declared_here ? "" : " (declare it with TS_INPUT / TS_OUTPUT: gpu/ACCESSORS.md)"));
@@ -153,7 +158,7 @@ struct VulkanBackend::State {
     // Every declared tensor's entry, whether or not the compiler kept its resource (a kernel may use
     // only NAME_numel()).
     for (const vk::AccessorDecl& a : prog.accessors)
-      declared.push_back({a.binding, &buffers[find_tensor(d, buffers, bound_tensor(d, a.name), a.binding)]});
+      declared.push_back({a.binding, &buffers[find_tensor(prog.file, buffers, bound_tensor(d, a.name), declared_at(a))]});
     if (!prog.accessors.empty()) {
       meta = accessor_meta(declared);
       meta.resize(4 * (vk::kLayoutMeta + kMetaBinding), 0);
@@ -163,7 +168,7 @@ struct VulkanBackend::State {
     for (const vk::PushMember& m : r.push) {
       auto u = d.uniforms.find(m.name);
       if (u == d.uniforms.end())
-        throw std::runtime_error(cat("vulkan: kernel '", d.kernel, "' push constant '", m.name,
+        throw std::runtime_error(cat("vulkan: kernel ", prog.file, " push constant '", m.name,
                                      "' has no value in the dispatch's uniforms"));
       put_uniform(st.push.data() + m.offset, m, u->second, d.kernel);
     }

@@ -204,8 +204,8 @@ const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const Ke
     const std::string tensor = bound_tensor(d, t.name);
     auto bi = index.find(tensor);
     if (bi == index.end())
-      throw std::runtime_error(cat("webgpu: kernel ", kernel.file, " declares '", t.name, "' for tensor '", tensor,
-                                   "', which the case does not have"));
+      throw std::runtime_error(cat("webgpu: kernel ", kernel.file, " line ", t.line, " declares '", t.name,
+                                   "' for tensor '", tensor, "', which the case does not have"));
     const HostBuffer& b = buffers[bi->second];
     forms.push_back({b.phys.layout, b.dtype});
     key += cat(t.name, "=", layout_name(b.phys.layout), ":", dtype_name(b.dtype), "\n");
