@@ -49,6 +49,16 @@ std::unique_ptr<Backend> open_backend(const std::string& name, const BackendOpti
   } else if (name == "webgpu") {
 #ifdef TS_HAVE_WEBGPU
     WebGpuOptions o;
+    // Dawn names its Vulkan adapters by the Vulkan device name, so --device is resolved the way the
+    // Vulkan backend resolves it (index or case-insensitive substring) and Dawn asked for that name.
+    if (!opt.device.empty()) {
+      const std::string device = VulkanBackend::device_name(opt.device, why_not);
+      if (device.empty()) {
+        *why_not = cat("--device '", opt.device, "': ", *why_not);
+        return nullptr;
+      }
+      o.dawn_toggles.push_back("adapter=" + device);
+    }
     o.timeout_ms = opt.timeout_ms;
     o.int_dot = opt.int_dot;
     b = with_kernels(WebGpuBackend::create(o, why_not), opt.kernels, ".wgsl");

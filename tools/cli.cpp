@@ -116,7 +116,10 @@ void add_backend_options(CLI::App* app, Raw& r) {
        "vulkan, webgpu or all (default: all, UNAVAILABLE ones shown and warned about); a named backend "
        "that cannot run here is an error, exit 2")
       ->group(group);
-  single(app, "--device", r.device, "SEL", "Vulkan device: index or name substring (default: a GPU, else lavapipe)")
+  single(app, "--device", r.device, "SEL",
+         "the device of both backends: an index or a case-insensitive name substring of the Vulkan devices "
+         "`touchstone list` shows (WebGPU runs Dawn's Vulkan adapter of that device; default: a GPU, else lavapipe). "
+         "One that matches nothing makes each backend UNAVAILABLE, naming the devices found")
       ->group(group);
   flag(app, "--validation", r.validation,
        "Khronos validation layer (or TOUCHSTONE_VALIDATION=1): any message makes the case ERROR")

@@ -23,10 +23,16 @@ KernelDir load_kernel_dir(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw UsageError(cat("--kernels '", dir, "' is not a directory (it should hold <kernel>.comp / <kernel>.wgsl files)"));
-  auto builtins = [](const char* ext) {
-    std::string s;
-    for (const std::string& k : builtin_kernels(ext)) s += cat(s.empty() ? "" : " ", k, ext);
-    return s;
+  // The kernels a file may replace: one list when both languages have the same ones.
+  auto known = [] {
+    auto names = [](const char* ext) {
+      std::string s;
+      for (const std::string& k : builtin_kernels(ext)) s += cat(s.empty() ? "" : ", ", k);
+      return s;
+    };
+    const std::string comp = names(".comp"), wgsl = names(".wgsl");
+    return comp == wgsl ? cat("built-in kernels, each as .comp and .wgsl: ", comp)
+                        : cat("Vulkan kernels (.comp): ", comp, "; WebGPU kernels (.wgsl): ", wgsl);
   };
   KernelDir out;
   out.dir = dir;
@@ -38,11 +44,10 @@ KernelDir load_kernel_dir(const std::string& dir) {
     if (name.empty() || name[0] == '.') continue;
     const std::string ext = p.extension().string(), stem = p.stem().string();
     const bool lang = ext == ".comp" || ext == ".wgsl";
-    const std::vector<std::string> known = lang ? builtin_kernels(ext) : std::vector<std::string>{};
-    if (!lang || std::find(known.begin(), known.end(), stem) == known.end())
+    const std::vector<std::string> stems = lang ? builtin_kernels(ext) : std::vector<std::string>{};
+    if (!lang || std::find(stems.begin(), stems.end(), stem) == stems.end())
       throw UsageError(cat("--kernels: ", (fs::path(dir) / name).string(), " names no built-in kernel (files are ",
-                           "<kernel>.comp for Vulkan, <kernel>.wgsl for WebGPU; Vulkan kernels: ", builtins(".comp"),
-                           "; WebGPU kernels: ", builtins(".wgsl"), ")"));
+                           "<kernel>.comp for Vulkan, <kernel>.wgsl for WebGPU; ", known(), ")"));
     if (!it->is_regular_file(ec))
       throw UsageError(cat("--kernels: ", (fs::path(dir) / name).string(), " is not a regular file"));
     std::ifstream in(p, std::ios::binary);
@@ -55,7 +60,7 @@ KernelDir load_kernel_dir(const std::string& dir) {
   if (ec) throw UsageError(cat("--kernels '", dir, "' cannot be read: ", ec.message()));
   if (out.files.empty())
     throw UsageError(cat("--kernels '", dir, "' holds no kernel (<kernel>.comp for Vulkan, <kernel>.wgsl for WebGPU; ",
-                         "Vulkan kernels: ", builtins(".comp"), "; WebGPU kernels: ", builtins(".wgsl"), ")"));
+                         known(), ")"));
   std::sort(out.files.begin(), out.files.end(),
             [](const KernelFile& a, const KernelFile& b) { return a.kernel + a.ext < b.kernel + b.ext; });
   return out;

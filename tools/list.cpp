@@ -41,11 +41,12 @@ int cmd_list(const ListOptions& o) {
     DeviceInfo info = s.backend->info();
     std::printf("\n  %s: %s\n", s.name.c_str(), info.name.c_str());
     for (auto& c : info.capabilities) std::printf("    %s\n", c.c_str());
-    if (s.name == "vulkan") {  // what --device can pick
-      std::string why;
-      std::printf("    devices (--device INDEX or a name substring):\n");
-      for (auto& d : VulkanBackend::list_devices(&why)) std::printf("      %s\n", d.c_str());
-    }
+    // What --device can pick: Vulkan devices, and for WebGPU Dawn's adapter on the same device.
+    std::string why;
+    std::printf("    devices (--device INDEX or a name substring%s):\n",
+                s.name == "webgpu" ? "; Dawn's Vulkan adapter of that device" : "");
+    for (auto& d : VulkanBackend::list_devices(&why)) std::printf("      %s\n", d.c_str());
+    if (!why.empty()) std::printf("      none listed: %s\n", why.c_str());
   }
   if (missing) std::fprintf(stderr, "error: a backend named with --backend is UNAVAILABLE on this machine\n");
   return missing ? 2 : 0;

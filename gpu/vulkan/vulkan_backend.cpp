@@ -275,6 +275,24 @@ std::vector<std::string> VulkanBackend::list_devices(std::string* why_not) {
   }
 }
 
+std::string VulkanBackend::device_name(const std::string& selector, std::string* why_not) {
+  try {
+    vk::Instance instance(false);
+    const vk::Adapter pick = vk::select_adapter(instance, selector);
+    const std::string name = pick.props.deviceName;
+    // Dawn picks the first adapter of a name: a later device of the same name cannot be reached.
+    for (const vk::Adapter& a : vk::adapters(instance)) {
+      if (a.props.deviceName != name) continue;
+      if (a.handle == pick.handle) return name;
+      throw std::runtime_error(cat("device '", name, "' selected by --device '", selector, "' shares its name with an earlier device, and Dawn selects adapters by name"));
+    }
+    return name;
+  } catch (const std::exception& e) {
+    if (why_not) *why_not = e.what();
+    return "";
+  }
+}
+
 DeviceInfo VulkanBackend::info() const {
   const vk::Adapter& a = s_->adapter;
   const vk::Features& f = a.features;

@@ -29,6 +29,10 @@ class VulkanBackend : public GpuBackend {
   // "0: llvmpipe (LLVM 15.0.6, 256 bits) [cpu, Vulkan 1.4.305]", one per device; empty and
   // *why_not (if given) when there is none.
   static std::vector<std::string> list_devices(std::string* why_not);
+  // The name of the device `selector` picks (VulkanOptions::device, not ""): what Dawn's Vulkan
+  // adapters are named, so WebGPU can select the same device. "" and *why_not when none matches, or
+  // when devices sharing the name make the pick impossible to tell apart by name.
+  static std::string device_name(const std::string& selector, std::string* why_not);
   ~VulkanBackend() override;
 
   DeviceInfo info() const override;
