@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -485,10 +486,13 @@ TEST(Cli, DeviceSelectsAVulkanDeviceByIndexOrNameAndListShowsTheChoices) {
   Exit l = touchstone({"list", "--backend", "vulkan"});
   ASSERT_EQ(l.code, 0) << l.out;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(l.out, m, std::regex("devices \\(--device INDEX or a name substring\\):\n +0: ([^ ]+)")))
+  ASSERT_TRUE(std::regex_search(l.out, m, std::regex("devices \\(--device INDEX or a name substring\\):\n +0: ([^\\[]+) \\[")))
       << l.out;
-  const std::string name = m[1];
-  for (const std::string sel : {std::string("0"), name}) {
+  const std::string name = m[1];  // "llvmpipe (LLVM 15.0.6, 256 bits)"
+  const std::string part = name.substr(0, name.find(' '));
+  std::string upper = part;
+  for (char& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
+  for (const std::string sel : {std::string("0"), part, upper}) {
     Exit r = touchstone({"check", "--op", "rope_cis", "--cases", "2", "--quiet", "--backend", "vulkan", "--device", sel});
     EXPECT_EQ(r.code, 0) << sel << ": " << r.out;
     EXPECT_NE(r.out.find("backend vulkan  " + name), std::string::npos) << r.out;
@@ -496,6 +500,48 @@ TEST(Cli, DeviceSelectsAVulkanDeviceByIndexOrNameAndListShowsTheChoices) {
   Exit r = touchstone({"check", "--op", "rope_cis", "--cases", "2", "--quiet", "--backend", "vulkan", "--device", "no-such-gpu"});
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("no-such-gpu"), std::string::npos) << r.out;
+}
+
+// WebGPU runs Dawn's adapter of the Vulkan device --device names: Dawn is asked for it by name
+// (its flags, which `list` shows), and a selector matching nothing is an error for that backend.
+TEST(Cli, DeviceSelectsTheDawnAdapterOfTheSameDevice) {
+  Exit l = touchstone({"list", "--backend", "webgpu"});
+  if (l.code != 0) GTEST_SKIP() << "webgpu cannot run here (cli_expected_backends_available decides whether it must): " << l.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(l.out, m, std::regex("Dawn's Vulkan adapter of that device\\):\n +0: ([^\\[]+) \\[")))
+      << l.out;
+  const std::string name = m[1];
+  EXPECT_EQ(l.out.find("adapter="), std::string::npos) << "no --device: Dawn's own default\n" << l.out;
+  const std::string part = name.substr(0, name.find(' '));
+  std::string upper = part;
+  for (char& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
+  for (const std::string sel : {std::string("0"), upper}) {
+    Exit s = touchstone({"list", "--backend", "webgpu", "--device", sel});
+    EXPECT_EQ(s.code, 0) << sel << ": " << s.out;
+    EXPECT_NE(s.out.find("adapter=" + name), std::string::npos) << sel << ": " << s.out;
+    Exit r = touchstone({"check", "--op", "rope_cis", "--cases", "2", "--quiet", "--backend", "webgpu", "--device", sel});
+    EXPECT_EQ(r.code, 0) << sel << ": " << r.out;
+    EXPECT_NE(r.out.find("rope_cis/webgpu/float32"), std::string::npos) << r.out;
+  }
+  for (const std::string sel : {std::string("no-such-gpu"), std::string("99")}) {
+    Exit r = touchstone({"check", "--op", "rope_cis", "--cases", "2", "--quiet", "--backend", "webgpu", "--device", sel});
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("backend webgpu  UNAVAILABLE: --device '" + sel + "'"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("0: " + name), std::string::npos) << "the devices found are listed: " << r.out;
+  }
+}
+
+TEST(Cli, HelpDocumentsKernelsAbiAndDevice) {
+  Exit r = touchstone({"--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* s : {"--kernels DIR", "TOUCHSTONE_KERNELS", "abi", "--device SEL", "Dawn"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  for (const char* cmd : {"check", "repro"}) {
+    r = touchstone({cmd, "--help"});
+    EXPECT_NE(r.out.find("--kernels DIR"), std::string::npos) << cmd << ": " << r.out;
+  }
+  r = touchstone({"golden", "verify", "--help"});
+  EXPECT_NE(r.out.find("--kernels DIR"), std::string::npos) << r.out;
 }
 
 }  // namespace

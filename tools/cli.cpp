@@ -87,6 +87,7 @@ exit codes
 // The text of each option, as given; converted once parsing is over.
 struct Raw {
   std::vector<std::string> backend, op, dtype, files;
+  std::string abi_dtype;
   std::string device, kernels, timeout_ms, cases, seed, shard, junit, dir, out, id, json, html, xfail, match, layout;
   bool validation = false, no_int_dot = false, quiet = false, reference_only = false, list = false, fail_fast = false;
 };
@@ -257,6 +258,16 @@ int run_cli(int argc, char** argv) {
   single(merge, "--junit", r.junit, "FILE", "also write the merged JUnit XML");
   single(merge, "--html", r.html, "FILE", "also write the merged HTML page");
 
+  CLI::App* abi = app.add_subcommand(
+      "abi", wrap("the kernel ABI of an operator: what a file under --kernels DIR must follow. Derived from the "
+                  "op's plan on its valid edge cases (one sample per sequence of kernels, e.g. sdpa's naive and "
+                  "tiled): per dispatch the kernel stem, defines, invocations and workgroup (how ts_linear_id() "
+                  "folds the grid), the uniform / push-constant members with the sample's values, the tensors' "
+                  "shapes, dtypes and layouts (TS_INPUT/TS_OUTPUT accessors vs plain arrays) and the built-in "
+                  "kernels' bindings; then the preamble and defines each language gets (gpu/ACCESSORS.md)"));
+  abi->add_option("OP", r.id, "the operator (see touchstone list)")->required()->type_name("");
+  single(abi, "--dtype", r.abi_dtype, "T", "the case dtype whose defines and sample are shown (default: the op's first)");
+
   CLI::App* golden =
       app.add_subcommand("golden", wrap("golden tensor files (touchstone-golden/1 safetensors; goldens/README.md)"));
   golden->require_subcommand(1);
@@ -306,7 +317,7 @@ int run_cli(int argc, char** argv) {
   }
   const auto commands = app.get_subcommands({});
   if (argv[1][0] != '-' && std::none_of(commands.begin(), commands.end(), [&](auto* c) { return c->get_name() == argv[1]; })) {
-    std::fprintf(stderr, "error: unknown command '%s' (commands: list, check, repro, merge, golden, help; see touchstone --help)\n",
+    std::fprintf(stderr, "error: unknown command '%s' (commands: list, check, repro, merge, abi, golden, help; see touchstone --help)\n",
                  argv[1]);
     return 2;
   }
@@ -353,6 +364,7 @@ int run_cli(int argc, char** argv) {
       return cmd_repro({r.id, r.json, backend_options(r, repro)});
     }
     if (merge->parsed()) return cmd_merge({r.out, r.files, r.junit, r.html});
+    if (abi->parsed()) return cmd_abi({r.id, r.abi_dtype});
     GoldenOptions o;
     CLI::App* sub = golden->get_subcommands().at(0);
     o.sub = sub->get_name();

@@ -49,6 +49,11 @@ struct ReproOptions {
   BackendOptions backends;
 };
 
+struct AbiOptions {
+  std::string op;
+  std::string dtype;                // "" = the operator's first dtype
+};
+
 struct MergeOptions {
   std::string out;                  // the merged JSON report
   std::vector<std::string> inputs;  // the shards' JSON reports

@@ -8,8 +8,6 @@
 
 namespace ts::vk {
 
-namespace {
-
 // The case dtype of plain `DTYPE x[]` / `DTYPE4 x[]` arrays (tensors that are always buffers, such
 // as KV caches): TO_FLOAT / TO_VEC4 widen an element / a vec4 of them to float32, FROM_FLOAT /
 // FROM_VEC4 round back (bfloat16 through the preamble's conversion; its words are 16-bit integers).
@@ -31,8 +29,6 @@ std::string dtype_defines(DType t) {
   }
   throw Unsupported(cat("vulkan: no kernels for case dtype ", dtype_name(t)));
 }
-
-}  // namespace
 
 const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_of) {
   std::string_view preamble = embedded("gpu/vulkan/shaders/preamble.glsl");

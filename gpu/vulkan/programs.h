@@ -26,6 +26,10 @@ struct Program {
   std::string file;                     // what messages call the kernel (KernelText::file)
 };
 
+// What every kernel gets after the preamble for a case dtype: DTYPE, DTYPE4, IS_F16, TO_FLOAT,
+// TO_VEC4, FROM_FLOAT, FROM_VEC4 as #defines. Unsupported for a dtype without kernels.
+std::string dtype_defines(DType t);
+
 class Programs {
  public:
   // The form in this case of the tensor a kernel declares (TS_INPUT / TS_OUTPUT) in `file`; throws

@@ -73,7 +73,9 @@ void take_result(const HostBuffer& b, const uint8_t* at, uint8_t* dst) {
 // 0 when off, since a kernel cannot test whether a WGSL name exists; where Dawn lacks
 // dot4I8Packed, a scalar stand-in lets the kernel's `if (TS_INT_DOT == 1)` branch, dead there,
 // compile (a module-scope function may shadow a builtin's name).
-std::string preamble(DType dtype, bool f16, const std::vector<std::string>& defines, bool packed_dot) {
+}  // namespace
+
+std::string WebGpuBackend::preamble(DType dtype, bool f16, const std::vector<std::string>& defines, bool packed_dot) {
   std::string s;
   if (f16) s += "enable f16;\n";
   // int8 kernels address packed 32-bit words themselves: they get no DTYPE.
@@ -99,6 +101,8 @@ std::string preamble(DType dtype, bool f16, const std::vector<std::string>& defi
        "}\n";
   return s;
 }
+
+namespace {
 
 // The uniform block's bytes, member by member from the plan's values, padded to 16 bytes (the
 // alignment of uniform buffer bindings).

@@ -40,6 +40,9 @@ class WebGpuBackend : public GpuBackend {
   DeviceInfo info() const override { return info_; }
   std::string_view kind() const override { return "webgpu"; }
 
+  // What every kernel sees before its own text (and the accessors): DTYPE, WG, the plan's defines
+  // as constants, TS_INT_DOT, ts_linear_id(); `packed_dot`: Dawn has dot4I8Packed.
+  static std::string preamble(DType dtype, bool f16, const std::vector<std::string>& defines, bool packed_dot);
   // Test hook: the worker's pid (-1 when none is running).
   pid_t worker_pid() const;
 
