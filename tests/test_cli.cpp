@@ -20,6 +20,8 @@
 #include <regex>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "tools/junit.h"
 
 extern char** environ;
@@ -482,6 +484,97 @@ TEST(Cli, TheProgressLineIsDrawnOnATerminalOnly) {
   EXPECT_EQ(r.out.find('\r'), std::string::npos) << r.out;
 }
 
+// ---- Your own kernels (--kernels DIR), their ABI ----
+
+// A copy of a built-in kernel with one line changed, in its own directory.
+std::string kernel_dir(const std::string& name, const std::string& file, const std::string& from, const std::string& to) {
+  const std::string dir = temp_dir(name);
+  std::string text = slurp(std::string(TS_SOURCE_DIR) + "/gpu/" + (file.ends_with(".comp") ? "vulkan" : "webgpu") + "/shaders/" + file);
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  std::ofstream(dir + "/" + file) << text;
+  return dir;
+}
+
+TEST(Cli, KernelsDirReplacesTheKernelInCheckReproAndGoldenVerify) {
+  const std::string dir = kernel_dir("kernels_broken", "rope_half.comp", "-x_at(i + hd)", "x_at(i + hd)");
+  const std::string golden = std::string(TS_SOURCE_DIR) + "/goldens/rope_half-float32-pass-2.safetensors";
+  Exit ok = touchstone({"golden", "verify", golden, "--backend", "vulkan"});
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  Exit g = touchstone({"golden", "verify", golden, "--backend", "vulkan", "--kernels", dir});
+  EXPECT_EQ(g.code, 1) << g.out;
+  EXPECT_NE(g.out.find("kernels: " + dir + " (rope_half.comp)"), std::string::npos) << g.out;
+
+  const std::string id = "rope_half/B=1,H=2,S=3,D=10,pos=7,tables=random/float32/buffer/seed=4";
+  Exit r = touchstone({"repro", id, "--backend", "vulkan"}, {"TOUCHSTONE_KERNELS=" + dir});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("[vulkan] FAIL"), std::string::npos) << r.out;
+  EXPECT_EQ(touchstone({"repro", id, "--backend", "vulkan"}).code, 0);
+
+  const std::string json = dir + "/../kernels_report_" + std::to_string(::getpid()) + ".json";
+  Exit c = touchstone({"check", "--op", "rope_half", "--dtype", "float32", "--cases", "6", "--backend", "vulkan", "--quiet",
+                       "--kernels", dir, "--json", json});
+  EXPECT_EQ(c.code, 1) << c.out;
+  EXPECT_NE(c.out.find("--backend vulkan --kernels '" + dir + "'"), std::string::npos) << "repro lines name DIR: " << c.out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << slurp(json);
+  EXPECT_EQ(j["kernels"]["dir"], dir);
+  EXPECT_EQ(j["kernels"]["files"][0]["file"], dir + "/rope_half.comp");
+  EXPECT_EQ(j["kernels"]["files"][0]["backend"], "vulkan");
+  bool failing_repro = false;
+  for (const auto& k : j["cases"])
+    if (k.contains("repro")) failing_repro |= k["repro"].get<std::string>().find("--kernels '" + dir + "'") != std::string::npos;
+  EXPECT_TRUE(failing_repro) << "the cases' repro lines name DIR";
+  if (have_python()) {
+    const std::string cmd = std::string(::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3 " : "python3 ") + TS_SOURCE_DIR + "/tests/report_check.py schema '" + json + "' " +
+                            TS_SOURCE_DIR + "/tools/report.schema.json > /dev/null 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << "schema: " << json;
+  }
+  fs::remove(json);
+}
+
+TEST(Cli, AKernelsDirWithAStrangerOrNothingIsAUsageError) {
+  const std::string dir = kernel_dir("kernels_stranger", "rope_half.wgsl", "let hd", "let hd");
+  std::ofstream(dir + "/rope_halve.comp") << "void main() {}\n";
+  Exit r = touchstone(with(kAnyCases, {"--kernels", dir}));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(dir + "/rope_halve.comp names no built-in kernel"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sdpa_qk_tiled"), std::string::npos) << "the kernels are listed: " << r.out;
+  EXPECT_EQ(r.out.find("backend "), std::string::npos) << "no backend opened: " << r.out;
+  fs::remove(dir + "/rope_halve.comp");
+  std::ofstream(dir + "/notes.txt") << "x\n";
+  EXPECT_EQ(touchstone(with(kAnyCases, {"--kernels", dir})).code, 2);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  r = touchstone(with(kAnyCases, {"--kernels", dir}));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("holds no kernel"), std::string::npos) << r.out;
+  EXPECT_EQ(touchstone(with(kAnyCases, {"--kernels", dir + "/missing"})).code, 2);
+  EXPECT_EQ(touchstone(kAnyCases, {"TOUCHSTONE_KERNELS=" + dir + "/missing"}).code, 2);
+}
+
+TEST(Cli, AbiDerivesTheInterfaceFromThePlan) {
+  Exit r = touchstone({"abi", "rope_half"});
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* s : {"dispatch 1: kernel rope_half", ".comp binding 0  TS_INPUT(x, 0)", ".wgsl binding 3  TS_OUTPUT(out_, 3)",
+                        "uniform `pc : Params`", "#define DTYPE float", "alias DTYPE = f32;", "fn ts_linear_id(", "gpu/ACCESSORS.md"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  // The sample is a real valid case, and the uniforms shown are its plan's: n = out's texels.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("sample case[^\n]*\n +(rope_half/\\S+)"))) << r.out;
+  EXPECT_EQ(touchstone({"repro", m[1].str(), "--backend", "vulkan"}).code, 0) << m[1];
+  r = touchstone({"abi", "sdpa", "--dtype", "float16"});
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* s : {"variant 1 of 2", "variant 2 of 2", "sdpa_qk_naive", "sdpa_qk_tiled", "SKIP_MASKED_TILES=1",
+                        "scratch float32", "#define DTYPE float16_t", "enable f16;"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  r = touchstone({"abi", "q8ta_linear"});
+  EXPECT_NE(r.out.find("workgroup: exactly 64"), std::string::npos) << r.out;
+  EXPECT_EQ(touchstone({"abi", "nope"}).code, 2);
+  EXPECT_EQ(touchstone({"abi", "rope_half", "--dtype", "int8"}).code, 2);
+}
+
 TEST(Cli, DeviceSelectsAVulkanDeviceByIndexOrNameAndListShowsTheChoices) {
   Exit l = touchstone({"list", "--backend", "vulkan"});
   ASSERT_EQ(l.code, 0) << l.out;
@@ -492,7 +585,7 @@ TEST(Cli, DeviceSelectsAVulkanDeviceByIndexOrNameAndListShowsTheChoices) {
   const std::string part = name.substr(0, name.find(' '));
   std::string upper = part;
   for (char& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
-  for (const std::string sel : {std::string("0"), part, upper}) {
+  for (const std::string& sel : {std::string("0"), part, upper}) {
     Exit r = touchstone({"check", "--op", "rope_cis", "--cases", "2", "--quiet", "--backend", "vulkan", "--device", sel});
     EXPECT_EQ(r.code, 0) << sel << ": " << r.out;
     EXPECT_NE(r.out.find("backend vulkan  " + name), std::string::npos) << r.out;
@@ -515,7 +608,7 @@ TEST(Cli, DeviceSelectsTheDawnAdapterOfTheSameDevice) {
   const std::string part = name.substr(0, name.find(' '));
   std::string upper = part;
   for (char& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
-  for (const std::string sel : {std::string("0"), upper}) {
+  for (const std::string& sel : {std::string("0"), upper}) {
     Exit s = touchstone({"list", "--backend", "webgpu", "--device", sel});
     EXPECT_EQ(s.code, 0) << sel << ": " << s.out;
     EXPECT_NE(s.out.find("adapter=" + name), std::string::npos) << sel << ": " << s.out;
@@ -523,7 +616,7 @@ TEST(Cli, DeviceSelectsTheDawnAdapterOfTheSameDevice) {
     EXPECT_EQ(r.code, 0) << sel << ": " << r.out;
     EXPECT_NE(r.out.find("rope_cis/webgpu/float32"), std::string::npos) << r.out;
   }
-  for (const std::string sel : {std::string("no-such-gpu"), std::string("99")}) {
+  for (const std::string& sel : {std::string("no-such-gpu"), std::string("99")}) {
     Exit r = touchstone({"check", "--op", "rope_cis", "--cases", "2", "--quiet", "--backend", "webgpu", "--device", sel});
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("backend webgpu  UNAVAILABLE: --device '" + sel + "'"), std::string::npos) << r.out;

@@ -60,6 +60,9 @@ std::vector<std::string> fit_problems(const std::vector<Input>& in) {
     if (x.report.at("xfail").is_null() != ref.report.at("xfail").is_null() ||
         (!x.report["xfail"].is_null() && x.report["xfail"].at("entries") != ref.report["xfail"].at("entries")))
       problems.push_back(cat(x.file, " and ", ref.file, " used different known-failure lists (--xfail)"));
+    // The kernels checked must be the same ones: a shard run with --kernels DIR checked other code.
+    if (x.report.value("kernels", json()) != ref.report.value("kernels", json()))
+      problems.push_back(cat(x.file, " and ", ref.file, " ran different kernels (--kernels)"));
   }
   if (!problems.empty()) return problems;
   // Every backend that ran anywhere ran every shard, once.
@@ -179,6 +182,7 @@ json merged_head(const std::vector<Input>& in) {
                {"sweep", ref.at("sweep")},
                {"shard", {{"index", 0}, {"count", 1}}},
                {"xfail", ref.at("xfail")},
+               {"kernels", ref.value("kernels", json())},
                {"devices", devices},
                {"groups", gs},
                {"coverage", cov},
