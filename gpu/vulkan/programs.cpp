@@ -44,7 +44,8 @@ const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_
     defines += eq == std::string::npos ? cat("#define ", def, "\n")
                                        : cat("#define ", def.substr(0, eq), " ", def.substr(eq + 1), "\n");
   }
-  std::string text = cat(preamble, defines, accessors, source);
+  // The file name too: messages of the same text from another file name that file.
+  std::string text = cat(kernel.file, "\n", preamble, defines, accessors, source);
   if (auto hit = cache_.find(text); hit != cache_.end()) {
     ++cache_hits;
     return hit->second;
