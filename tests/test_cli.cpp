@@ -409,7 +409,7 @@ TEST(Cli, HelpDocumentsTheReportAndSelectionOptions) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   r = touchstone({"merge", "--help"});
   EXPECT_EQ(r.code, 0);
-  EXPECT_NE(r.out.find("no case twice"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("no\\s+case\\s+twice"))) << r.out;  // wherever the help wraps
   EXPECT_EQ(touchstone({"merge", "out.json"}).code, 2) << "merge needs its inputs";
 }
 

@@ -248,8 +248,8 @@ int run_cli(int argc, char** argv) {
 
   CLI::App* merge = app.add_subcommand(
       "merge", wrap("combine the --json reports of `check --shard I/N` runs (any machines, any backends each) into "
-                    "one report. They must fit: the same sweep (--op, --dtype, --cases, --seed, --match), "
-                    "--xfail list and --kernels, every shard 0..N-1 once per backend that ran, no case twice; otherwise each "
+                    "one report. They must fit: the same sweep (--op, --dtype, --cases, --seed, --match), --xfail list "
+                    "and --kernels, every shard 0..N-1 once per backend that ran, no case twice; otherwise each "
                     "problem is named and nothing is written (exit 2). Exit 0 when the merged sweep passes, 1 when "
                     "it has a failure, an XPASS (known-failure patterns are decided here, over every shard) or a "
                     "shard that stopped early"));
