@@ -1,8 +1,8 @@
 #!/bin/sh
 # README "Checking your own kernels", run as written: its sh block, line by line, in a scratch
 # directory where gpu/ and build/ are the tree's, then the errors --kernels promises: a kernel that
-# does not compile is an ERROR naming FILE:LINE, a file naming no kernel is a usage error (exit 2)
-# before any backend opens. Every backend in $3 (comma-separated) must have run.
+# does not compile, or declares a tensor the plan lacks, is an ERROR naming the file and line; a file
+# naming no kernel is a usage error (exit 2) before any backend opens. Every backend in $3 (comma-separated) must have run.
 # Usage: kernels_example.sh SOURCE_DIR TOUCHSTONE BACKENDS
 set -u
 src=$1 bin=$2 backends=$3
@@ -48,6 +48,22 @@ esac
 case ",$backends," in *,webgpu,*)
   grep -q "^ERROR .* --backend webgpu" nc.txt && grep -q "my_kernels/rope_half.wgsl:$wgsl_line:" nc.txt ||
     fail "no webgpu ERROR naming my_kernels/rope_half.wgsl:$wgsl_line: $(cat nc.txt)" ;;
+esac
+
+# A kernel declaring a tensor the plan does not have: ERROR naming the file and the declaration's line.
+cp gpu/vulkan/shaders/rope_half.comp gpu/webgpu/shaders/rope_half.wgsl my_kernels/
+sed -i 's/TS_INPUT(x, 0)/TS_INPUT(xx, 0)/; s/\bx_at(/xx_at(/g' my_kernels/rope_half.comp my_kernels/rope_half.wgsl
+decl_comp=$(grep -n 'TS_INPUT(xx, 0)' my_kernels/rope_half.comp | cut -d: -f1)
+decl_wgsl=$(grep -n 'TS_INPUT(xx, 0)' my_kernels/rope_half.wgsl | cut -d: -f1)
+build/touchstone check --op rope_half --dtype float16 --cases 12 --kernels my_kernels --quiet > nb.txt 2>&1
+[ $? = 1 ] || fail "a kernel binding an unknown tensor should exit 1: $(cat nb.txt)"
+case ",$backends," in *,vulkan,*)
+  grep -q "kernel my_kernels/rope_half.comp binds tensor 'xx' (TS_INPUT(xx, 0) at line $decl_comp)" nb.txt ||
+    fail "no vulkan ERROR naming the declaration: $(cat nb.txt)" ;;
+esac
+case ",$backends," in *,webgpu,*)
+  grep -q "kernel my_kernels/rope_half.wgsl line $decl_wgsl declares 'xx'" nb.txt ||
+    fail "no webgpu ERROR naming the declaration: $(cat nb.txt)" ;;
 esac
 
 # A file that names no built-in kernel: a usage error naming it, before any backend opens.
