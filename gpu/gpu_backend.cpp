@@ -55,9 +55,9 @@ std::string naming_replaced(std::string msg, const std::vector<Dispatch>& plan, 
   for (const Dispatch& d : plan) {
     if (std::find(seen.begin(), seen.end(), d.kernel) != seen.end()) continue;
     seen.push_back(d.kernel);
-    const KernelText k = kernels.get(d.kernel);
-    if (k.replaced && msg.find(k.file) == std::string::npos)
-      msg += cat(" [kernel ", d.kernel, " replaced by ", k.file, "]");
+    const std::string file = kernels.file(d.kernel);
+    if (kernels.replaced(d.kernel) && msg.find(file) == std::string::npos)
+      msg += cat(" [kernel ", d.kernel, " replaced by ", file, "]");
   }
   return msg;
 }

@@ -29,6 +29,7 @@ class KernelSources {
   // The name messages use for `kernel` ("rope_half.comp" or a replacement's path).
   std::string file(const std::string& kernel) const;
   bool any_replaced() const { return !replaced_.empty(); }
+  bool replaced(const std::string& kernel) const { return replaced_.count(kernel) != 0; }
 
  private:
   struct Replacement {

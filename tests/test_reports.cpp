@@ -557,6 +557,10 @@ TEST(Merge, ShardsThatDoNotFitAreNamedAndNothingIsWritten) {
                                     d + "/seed6.json"};
   ASSERT_EQ(cli(other), 0);
   ASSERT_EQ(cli(small_sweep({"--shard", "1/2", "--json", d + "/half.json"})), 0);
+  // The same shard run with --kernels (a copy of the built-in kernel: only the kernels' origin differs).
+  fs::create_directories(d + "/k");
+  std::ofstream(d + "/k/rope_cis.comp") << std::ifstream(std::string(TS_SOURCE_DIR) + "/gpu/vulkan/shaders/rope_cis.comp").rdbuf();
+  ASSERT_EQ(cli(small_sweep({"--shard", "1/3", "--kernels", d + "/k", "--json", d + "/s1k.json"})), 0);
   std::ofstream(d + "/running.json") << R"({"schema": "touchstone-report/1", "state": "running", "note": "x"})";
   std::ofstream(d + "/junk.json") << "{not json";
   const std::string s0 = d + "/s0.json", s1 = d + "/s1.json", s2 = d + "/s2.json", out = d + "/m.json";
@@ -566,7 +570,8 @@ TEST(Merge, ShardsThatDoNotFitAreNamedAndNothingIsWritten) {
            {{s0, d + "/seed6.json", s2}, "different sweeps (seed 6 vs 5)"},
            {{s0, s1, s2, d + "/half.json"}, "every shard must split the sweep into the same N"},
            {{s0, s1, d + "/running.json"}, "never finished"},
-           {{s0, s1, d + "/junk.json"}, "is not JSON"}}) {
+           {{s0, s1, d + "/junk.json"}, "is not JSON"},
+           {{s0, d + "/s1k.json", s2}, "ran different kernels (--kernels)"}}) {
     std::vector<std::string> words = {"merge", out};
     words.insert(words.end(), inputs.begin(), inputs.end());
     std::string err;
