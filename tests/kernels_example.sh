@@ -39,8 +39,12 @@ cp gpu/vulkan/shaders/rope_half.comp gpu/webgpu/shaders/rope_half.wgsl my_kernel
 sed -i 's|pc.D / 2u;|pc.D / two;|' my_kernels/rope_half.comp my_kernels/rope_half.wgsl
 comp_line=$(grep -n 'two;' my_kernels/rope_half.comp | cut -d: -f1)
 wgsl_line=$(grep -n 'two;' my_kernels/rope_half.wgsl | cut -d: -f1)
-build/touchstone check --op rope_half --dtype float16 --cases 12 --kernels my_kernels --quiet > nc.txt 2>&1
+build/touchstone check --op rope_half,rope_cis --dtype float16 --cases 12 --kernels my_kernels --quiet > nc.txt 2>&1
 [ $? = 1 ] || fail "a kernel that does not compile should exit 1: $(cat nc.txt)"
+for b in $(echo "$backends" | tr ',' ' '); do  # the other op's cases run and pass: cases pass fail rejected unsupported error
+  grep -Eq "^rope_cis/$b/float16 +12 +[0-9]+ +0 +[0-9]+ +0 +0 " nc.txt || fail "rope_cis on $b did not pass: $(cat nc.txt)"
+  grep -Eq "^rope_half/$b/float16 +12 +0 +0 +[0-9]+ +0 +[1-9]" nc.txt || fail "rope_half on $b is not ERROR: $(cat nc.txt)"
+done
 case ",$backends," in *,vulkan,*)
   grep -q "^ERROR .* --backend vulkan" nc.txt && grep -q "my_kernels/rope_half.comp:$comp_line:" nc.txt ||
     fail "no vulkan ERROR naming my_kernels/rope_half.comp:$comp_line: $(cat nc.txt)" ;;
