@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <future>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <regex>
+#include <thread>
 
 #include "core/registry.h"
 #include "core/runner.h"
@@ -65,6 +68,49 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
     }
   return std::fflush(stdout) == 0 ? 0 : 2;
 }
+
+// The cases of one sweep in order, each prepared (inputs, contract verdict, float64 reference,
+// tolerance) on a worker thread a few cases ahead of the one being judged. The reference side is
+// pure (counter-based inputs, a thread_local allocation limit) and on a GPU machine it, not the
+// device, bounds the sweep; drawing a case (RapidCheck) stays on this thread. At most `depth` cases
+// are held at once, so memory stays flat; a sweep's one large case is the only big one in flight.
+class Lookahead {
+ public:
+  struct Next {
+    int64_t k;
+    uint64_t position;
+    std::future<Expected> expected;  // not valid(): --match leaves the case out
+  };
+  Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index)
+      : sweep_(sweep), o_(o), match_(match), index_(index),
+        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)) {}
+
+  std::optional<Next> next() {
+    while (queue_.size() < depth_ && k_ < sweep_.size()) {
+      const int64_t k = k_++;
+      const uint64_t position = index_++;
+      if (position % o_.shards != o_.shard) continue;
+      Next n{k, position, {}};
+      Case c = sweep_.at(k);
+      if (!match_ || std::regex_search(c.id(), *match_))
+        n.expected = std::async(std::launch::async, [c = std::move(c)] { return prepare(c); });
+      queue_.push_back(std::move(n));
+    }
+    if (queue_.empty()) return std::nullopt;
+    Next n = std::move(queue_.front());
+    queue_.pop_front();
+    return n;
+  }
+
+ private:
+  const Sweep& sweep_;
+  const CheckOptions& o_;
+  const std::optional<std::regex>& match_;
+  uint64_t& index_;
+  const size_t depth_;
+  int64_t k_ = 0;
+  std::deque<Next> queue_;
+};
 
 // Shrinks each group's smallest drawn failure on its backend; the smaller failure it finds, if any,
 // becomes what the group shows first.
@@ -200,14 +246,16 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
         run.groups.push_back(std::move(g));
       }
       auto last_progress = std::chrono::steady_clock::now();
-      for (int64_t k = 0; k < sweep.size() && !stopped; ++k) {
-        const uint64_t position = index++;
-        if (position % o.shards != o.shard) continue;
+      Lookahead ahead(sweep, o, match, index);
+      while (!stopped) {
+        auto next = ahead.next();
+        if (!next) break;
+        const int64_t k = next->k;
+        const uint64_t position = next->position;
         ++done;
         progress.update(done, failing);
-        Case c = sweep.at(k);
-        if (match && !std::regex_search(c.id(), *match)) continue;
-        Expected e = prepare(c);
+        if (!next->expected.valid()) continue;  // --match leaves it out
+        Expected e = next->expected.get();
         const int64_t elements = input_elements(e);
         for (size_t s = 0; s < slots.size() && !stopped; ++s) {
           if (!slots[s].backend) continue;
