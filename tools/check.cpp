@@ -70,19 +70,23 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
 }
 
 // The cases of one sweep in order, each prepared (inputs, contract verdict, float64 reference,
-// tolerance) on a worker thread a few cases ahead of the one being judged. The reference side is
-// pure (counter-based inputs, a thread_local allocation limit) and on a GPU machine it, not the
-// device, bounds the sweep; drawing a case (RapidCheck) stays on this thread. At most `depth` cases
-// are held at once, so memory stays flat; a sweep's one large case is the only big one in flight.
+// tolerance) on a worker thread a few cases ahead of the one being judged, and its kernels handed
+// to each backend to compile ahead (Backend::warm) as soon as it is prepared. On a GPU machine these
+// two, not the device, bound the sweep: a driver takes ~0.1 s per pipeline. The reference side is
+// pure (counter-based inputs, a thread_local allocation limit); drawing a case (RapidCheck) and
+// every call into a backend stay on this thread. At most `depth` cases are held at once, so memory
+// stays flat; a sweep's one large case is the only big one in flight.
 class Lookahead {
  public:
   struct Next {
     int64_t k;
     uint64_t position;
-    std::future<Expected> expected;  // not valid(): --match leaves the case out
+    std::shared_future<Expected> expected;  // not valid(): --match leaves the case out
+    bool warmed = false;
   };
-  Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index)
-      : sweep_(sweep), o_(o), match_(match), index_(index),
+  Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index,
+            std::vector<BackendSlot>& slots)
+      : sweep_(sweep), o_(o), match_(match), index_(index), slots_(slots),
         depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)) {}
 
   std::optional<Next> next() {
@@ -93,12 +97,21 @@ class Lookahead {
       Next n{k, position, {}};
       Case c = sweep_.at(k);
       if (!match_ || std::regex_search(c.id(), *match_))
-        n.expected = std::async(std::launch::async, [c = std::move(c)] { return prepare(c); });
+        n.expected = std::async(std::launch::async, [c = std::move(c)] { return prepare(c); }).share();
       queue_.push_back(std::move(n));
     }
     if (queue_.empty()) return std::nullopt;
     Next n = std::move(queue_.front());
     queue_.pop_front();
+    for (Next& later : queue_) {
+      if (later.warmed || !later.expected.valid()) continue;
+      if (later.expected.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+      later.warmed = true;
+      const Expected& e = later.expected.get();
+      if (!e.error.empty() || e.violation) continue;
+      for (BackendSlot& s : slots_)
+        if (s.backend) s.backend->warm(*e.op, e.problem);
+    }
     return n;
   }
 
@@ -107,6 +120,7 @@ class Lookahead {
   const CheckOptions& o_;
   const std::optional<std::regex>& match_;
   uint64_t& index_;
+  std::vector<BackendSlot>& slots_;
   const size_t depth_;
   int64_t k_ = 0;
   std::deque<Next> queue_;
@@ -246,7 +260,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
         run.groups.push_back(std::move(g));
       }
       auto last_progress = std::chrono::steady_clock::now();
-      Lookahead ahead(sweep, o, match, index);
+      Lookahead ahead(sweep, o, match, index, slots);
       while (!stopped) {
         auto next = ahead.next();
         if (!next) break;
@@ -255,7 +269,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
         ++done;
         progress.update(done, failing);
         if (!next->expected.valid()) continue;  // --match leaves it out
-        Expected e = next->expected.get();
+        const Expected& e = next->expected.get();
         const int64_t elements = input_elements(e);
         for (size_t s = 0; s < slots.size() && !stopped; ++s) {
           if (!slots[s].backend) continue;
