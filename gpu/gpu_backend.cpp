@@ -128,7 +128,9 @@ std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const 
   return meta;
 }
 
-RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
+// Steps 1 and 2 of run(): the contract, the device's limits and every tensor's physical form, all
+// before any allocation. A verdict other than "go on" comes back as the RunOutput to return.
+std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, Laid& laid) const {
   // 1. The contract, exactly as the reference checks it.
   if (auto v = op.validate(p)) {
     RunOutput r;
@@ -146,10 +148,12 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
                 cat("no ", dtype_name(p.dtype), " kernels on GPU backends"));
 
   // 2. Device limits, before any allocation: every dispatch must fit the grid and every buffer a binding.
-  std::vector<Dispatch> plan = op.plan(p);
+  std::vector<Dispatch>& plan = laid.plan;
+  plan = op.plan(p);
   if (plan.empty())  // an operator whose kernels are not written yet (q8ta_*): a stated gap, never PASS
     return fail(RunOutput::Status::unsupported, cat("no ", kind(), " kernel for ", op.name, " yet"));
-  std::vector<BufferSpec> specs = op.buffers(p);
+  std::vector<BufferSpec>& specs = laid.specs;
+  specs = op.buffers(p);
   for (const Dispatch& d : plan) {
     if (d.invocations >= (1ull << 32))
       return fail(RunOutput::Status::error, cat(op.name, ": dispatch ", d.kernel, " needs ", d.invocations,
@@ -164,13 +168,6 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   }
   if (lim.int_dot)
     for (Dispatch& d : plan) d.defines.push_back("TS_INT_DOT=1");
-  auto too_big = [&](const std::string& name, size_t bytes) -> std::optional<RunOutput> {
-    if (bytes > lim.max_buffer_bytes)
-      return fail(RunOutput::Status::unsupported, cat(op.name, ": tensor ", name, " (", bytes,
-                                                      " bytes) exceeds the device binding limit (",
-                                                      lim.max_buffer_bytes, " bytes)"));
-    return std::nullopt;
-  };
   // Every tensor's physical form; a texture the device cannot hold is UNSUPPORTED, naming the extent.
   auto physical_of = [&](const std::string& name, const Shape& shape, DType dtype) {
     Physical ph = physical(shape, dtype, p.layout(name));
@@ -184,17 +181,44 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
                                 " is outside [1, ", lim.max_image_3d, "] (maxImageDimension3D)"));
     return ph;
   };
-  std::map<std::string, Physical> phys;
+  std::map<std::string, Physical>& phys = laid.phys;
   try {
-    for (auto& [name, t] : p.inputs) phys[name] = physical_of(name, t.shape, t.dtype);
-    for (auto& s : specs)  // scratch is no tensor of the case id: always a buffer
+    for (auto& [name, t] : p.inputs) {
+      phys[name] = physical_of(name, t.shape, t.dtype);
+      laid.dtypes[name] = t.dtype;
+    }
+    for (auto& s : specs) {  // scratch is no tensor of the case id: always a buffer
       phys[s.name] = s.role == BufferSpec::Role::scratch ? physical(s.shape, s.dtype, Layout::buffer)
                                                          : physical_of(s.name, s.shape, s.dtype);
+      laid.dtypes[s.name] = s.dtype;
+    }
   } catch (const Unsupported& e) {
     return fail(RunOutput::Status::unsupported, e.what());
   }
   for (auto& [name, ph] : phys)
-    if (auto r = too_big(name, ph.bytes)) return *r;
+    if (ph.bytes > lim.max_buffer_bytes)
+      return fail(RunOutput::Status::unsupported, cat(op.name, ": tensor ", name, " (", ph.bytes,
+                                                      " bytes) exceeds the device binding limit (",
+                                                      lim.max_buffer_bytes, " bytes)"));
+  return std::nullopt;
+}
+
+void GpuBackend::warm(const OpDef& op, const Problem& p) {
+  try {
+    Laid laid;
+    if (lay_out(op, p, laid)) return;  // nothing will run
+    precompile(laid.plan, laid.phys, laid.dtypes, p.dtype);
+  } catch (const std::exception&) {
+    // run() meets the same problem and reports it as the case's outcome.
+  }
+}
+
+RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
+  Laid laid;
+  if (std::optional<RunOutput> verdict = lay_out(op, p, laid)) return *verdict;
+  const std::vector<Dispatch>& plan = laid.plan;
+  const std::vector<BufferSpec>& specs = laid.specs;
+  const std::map<std::string, Physical>& phys = laid.phys;
 
   // 3. Host images of every buffer: inputs packed into their layouts, outputs and scratch poisoned
   // (buffers inside guard bands; images in every lane, padding included) with the first sentinel,

@@ -2,6 +2,7 @@
 // The device-neutral half of a GPU backend, written once for Vulkan and WebGPU:
 // validate -> device limits -> poison + guard bands -> execute -> read back -> guard check.
 // A concrete backend supplies only the primitives below.
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +81,7 @@ class GpuBackend : public Backend {
   explicit GpuBackend(std::string kernel_ext) : kernels_(std::move(kernel_ext)) {}
 
   RunOutput run(const OpDef& op, const Problem& p) final;
+  void warm(const OpDef& op, const Problem& p) final;
 
   // Kernel `kernel` (a Dispatch::kernel stem) compiled from `source` instead of the built-in text,
   // from the next run on; "" restores the built-in one. `file` is what compiler messages and errors
@@ -96,8 +98,21 @@ class GpuBackend : public Backend {
   // Runs the plan over the buffers (all present by name). Throws Unsupported or std::exception.
   virtual void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
                        DType dtype) = 0;
+  // Starts compiling the plan's kernels for tensors of these forms (layout and dtype by tensor name)
+  // without waiting; execute() later finds them compiled. Errors are left for execute() to report.
+  virtual void precompile(const std::vector<Dispatch>& plan, const std::map<std::string, Physical>& forms,
+                          const std::map<std::string, DType>& dtypes, DType dtype) {}
   uint32_t workgroup_size = 64;  // clamped to the device in fold_grid
   KernelSources kernels_;
+
+ private:
+  struct Laid {
+    std::vector<Dispatch> plan;  // with the backend's defines (TS_INT_DOT)
+    std::vector<BufferSpec> specs;
+    std::map<std::string, Physical> phys;  // every tensor, inputs and buffers, by name
+    std::map<std::string, DType> dtypes;
+  };
+  std::optional<RunOutput> lay_out(const OpDef& op, const Problem& p, Laid& laid) const;
 };
 
 // The accessors' view of every tensor bound through TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md): entry b

@@ -26,6 +26,7 @@ std::vector<std::string> builtin_kernels(std::string_view ext) {
 }
 
 void KernelSources::set(const std::string& kernel, std::string text, std::string file) {
+  std::lock_guard lock(mu_);
   if (text.empty()) {
     replaced_.erase(kernel);
     return;
@@ -34,13 +35,25 @@ void KernelSources::set(const std::string& kernel, std::string text, std::string
 }
 
 KernelText KernelSources::get(const std::string& kernel) const {
+  std::lock_guard lock(mu_);
   if (auto it = replaced_.find(kernel); it != replaced_.end()) return {it->second.text, it->second.file, true};
-  return {embedded(builtin_kernel_dir(ext_) + kernel + ext_), kernel + ext_, false};
+  return {std::string(embedded(builtin_kernel_dir(ext_) + kernel + ext_)), kernel + ext_, false};
 }
 
 std::string KernelSources::file(const std::string& kernel) const {
+  std::lock_guard lock(mu_);
   auto it = replaced_.find(kernel);
   return it != replaced_.end() ? it->second.file : kernel + ext_;
+}
+
+bool KernelSources::any_replaced() const {
+  std::lock_guard lock(mu_);
+  return !replaced_.empty();
+}
+
+bool KernelSources::replaced(const std::string& kernel) const {
+  std::lock_guard lock(mu_);
+  return replaced_.count(kernel) != 0;
 }
 
 }  // namespace ts

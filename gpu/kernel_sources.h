@@ -3,7 +3,9 @@
 // the binary (gpu/vulkan/shaders/<kernel>.comp, gpu/webgpu/shaders/<kernel>.wgsl), or a replacement
 // set at run time (tests splice bugs in; `--kernels DIR` brings a user's file). Each text carries the
 // name compiler messages call it by, so an error in a user's kernel names the user's file.
+// Thread-safe: compile-ahead threads read sources while the run's thread may replace one.
 #include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,7 +14,7 @@ namespace ts {
 
 // The kernel languages: ".comp" (Vulkan GLSL) or ".wgsl" (WebGPU).
 struct KernelText {
-  std::string_view text;
+  std::string text;
   std::string file;      // "rope_half.comp" for a built-in kernel, the path given for a replacement
   bool replaced = false;
 };
@@ -23,19 +25,20 @@ class KernelSources {
   // `text` replaces `kernel` from now on; "" restores the built-in one. `file` names it in messages
   // (default: "<kernel><ext>").
   void set(const std::string& kernel, std::string text, std::string file = "");
-  // The text of `kernel`; throws std::runtime_error naming it when there is neither a replacement
-  // nor a built-in kernel of that name. The view lives until the next set() of that kernel.
+  // The text of `kernel` (a copy); throws std::runtime_error naming it when there is neither a
+  // replacement nor a built-in kernel of that name.
   KernelText get(const std::string& kernel) const;
   // The name messages use for `kernel` ("rope_half.comp" or a replacement's path).
   std::string file(const std::string& kernel) const;
-  bool any_replaced() const { return !replaced_.empty(); }
-  bool replaced(const std::string& kernel) const { return replaced_.count(kernel) != 0; }
+  bool any_replaced() const;
+  bool replaced(const std::string& kernel) const;
 
  private:
   struct Replacement {
     std::string text, file;
   };
   std::string ext_;
+  mutable std::mutex mu_;
   std::map<std::string, Replacement> replaced_;
 };
 

@@ -46,20 +46,42 @@ const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_
   }
   // The file name too: messages of the same text from another file name that file.
   std::string text = cat(kernel.file, "\n", preamble, defines, accessors, source);
-  if (auto hit = cache_.find(text); hit != cache_.end()) {
-    ++cache_hits;
-    return hit->second;
+  std::promise<const Program*> mine;
+  {
+    std::unique_lock lock(mu_);
+    if (auto hit = cache_.find(text); hit != cache_.end()) {
+      ++counts_.cache_hits;
+      std::shared_future<const Program*> f = hit->second;
+      lock.unlock();
+      return *f.get();  // rethrows the compile error of the thread that compiled it
+    }
+    cache_.emplace(text, mine.get_future().share());
   }
-  // Separate parts so that compiler messages say "axpy.comp:3" (or the replacement's path) rather
-  // than a line of the whole text.
-  Program p;
-  p.spirv = compile_compute(
-      {{"preamble.glsl", preamble}, {"defines", defines}, {"accessors", accessors}, {kernel.file, source}}, kernel.file);
-  p.reflection = reflect(p.spirv, d.kernel);
-  p.accessors = std::move(decls);
-  p.file = kernel.file;
-  p.id = ++compiles;
-  return cache_.emplace(std::move(text), std::move(p)).first->second;
+  try {
+    // Separate parts so that compiler messages say "axpy.comp:3" (or the replacement's path) rather
+    // than a line of the whole text.
+    Program p;
+    p.spirv = compile_compute(
+        {{"preamble.glsl", preamble}, {"defines", defines}, {"accessors", accessors}, {kernel.file, source}}, kernel.file);
+    p.reflection = reflect(p.spirv, d.kernel);
+    p.accessors = std::move(decls);
+    p.file = kernel.file;
+    std::lock_guard lock(mu_);
+    p.id = ++counts_.compiles;
+    const Program* stored = &store_.emplace_back(std::move(p));
+    mine.set_value(stored);
+    return *stored;
+  } catch (...) {
+    mine.set_exception(std::current_exception());
+    std::lock_guard lock(mu_);
+    cache_.erase(text);
+    throw;
+  }
+}
+
+Programs::Counts Programs::counts() const {
+  std::lock_guard lock(mu_);
+  return counts_;
 }
 
 }  // namespace ts::vk

@@ -11,6 +11,7 @@ enum class FrameType : uint8_t {
   run = 2,     // request: u32 header length, JSON header, raw data the header points into
   result = 3,  // reply to run: the read-back buffers' bytes, back to back, in buffer order, then snapshots
   error = 4,   // reply to anything: a UTF-8 message
+  prepare = 5, // request: JSON array of shaders (as in RUN's header) to compile in the background; no reply
 };
 
 struct Frame {
