@@ -218,7 +218,9 @@ rc::Gen<Case> gen_q8ta_conv2d(DType t, bool valid) {
     // x and out packed along C (the seed's layouts) each on its own, a plain buffer one time in six.
     auto layout = [] { return *weightedOneOf<std::string>({{5, element<std::string>("int8_4c1w", "int8_4w4c")}, {1, just<std::string>("buffer")}}); };
     const std::string x = layout(), o = layout();
-    c.storage = o == x ? x : cat(x, ";out=", o);
+    c.storage = "buffer";  // overrides in name order: the canonical text (Storage::text)
+    if (o != "buffer") c.storage += ";out=" + o;
+    if (x != "buffer") c.storage += ";x=" + x;
     if (!valid) {
       const int64_t g = *inRange<int64_t>(2, 5);
       switch (rule(14)) {

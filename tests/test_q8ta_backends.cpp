@@ -234,8 +234,8 @@ const std::vector<Bug>& bugs() {
         {"for (var k = K4; k < K; k++) {", "        if (k >= K4) { break; }  // BUG", true}}},
       // The last output column is never stored: only the two sentinels can tell (int8 poison is a value).
       {"tiled_skips_last_column", "q8ta_linear", "q8ta_linear_tiled",
-       {{"uint i = (r0 + r) * pc.N + c0 + c, t = out_texel_of(i);", "      if (c0 + c == pc.N - 1u) continue;  // BUG", false},
-        {"let i = (r0 + r) * pc.N + c0 + c;", "      if (c0 + c == pc.N - 1u) { continue; }  // BUG", false}}},
+       {{"uint i = gemm_out_index(r0 + r, c0 + c), t = out_texel_of(i);", "      if (c0 + c == pc.N - 1u) continue;  // BUG", false},
+        {"let i = gemm_out_index(r0 + r, c0 + c);", "      if (c0 + c == pc.N - 1u) { continue; }  // BUG", false}}},
   };
   return b;
 }

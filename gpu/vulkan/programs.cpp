@@ -4,6 +4,7 @@
 
 #include "core/embedded.h"
 #include "gpu/gpu_backend.h"
+#include "gpu/kernel_source.h"
 #include "gpu/vulkan/compiler.h"
 
 namespace ts::vk {
@@ -37,8 +38,9 @@ std::string dtype_defines(DType t) {
 const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_of) {
   std::string_view preamble = embedded("gpu/vulkan/shaders/preamble.glsl");
   auto o = overrides_.find(d.kernel);
-  std::string_view original = o != overrides_.end() ? std::string_view(o->second)
-                                                    : embedded("gpu/vulkan/shaders/" + d.kernel + ".comp");
+  const std::string original =
+      resolve_includes(o != overrides_.end() ? std::string_view(o->second) : embedded("gpu/vulkan/shaders/" + d.kernel + ".comp"),
+                       "gpu/vulkan/shaders/", d.kernel + ".comp");
   std::string source;
   std::vector<AccessorDecl> decls = parse_accessors(original, d.kernel, &source);
   std::vector<TensorForm> forms;
