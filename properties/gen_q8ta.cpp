@@ -186,7 +186,8 @@ rc::Gen<Case> gen_q8ta_conv2d(DType t, bool valid) {
     const int mode = *weightedOneOf<int>({{3, just(0)}, {1, just(1)}, {2, just(2)}});  // groups 1, 2, depthwise
     int64_t Ci = 0, Co = 0, groups = 1;
     if (mode == 0) {
-      Ci = channels();
+      // Half the time a multiple of 4, where im2col applies.
+      Ci = *rc::gen::arbitrary<bool>() ? 4 * *element<int64_t>(1, 2, 3) : channels();
       Co = channels();
     } else if (mode == 1) {
       groups = 2;
