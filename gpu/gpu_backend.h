@@ -80,7 +80,8 @@ class GpuBackend : public Backend {
   void warm(const OpDef& op, const Problem& p) final;
 
   // Kernel `kernel` (a Dispatch::kernel stem) compiled from `source` instead of the built-in text,
-  // from the next run on (tests splice bugs in; users bring their own kernels).
+  // from the next run on (tests splice bugs in; users bring their own kernels). Its `#include
+  // "file"` lines resolve like the built-in text's (gpu/kernel_source.h).
   virtual void set_kernel_source(const std::string& kernel, std::string source) = 0;
   // The workgroup size of dispatches that do not ask for their own (Dispatch::workgroup).
   void set_workgroup_size(uint32_t size) { workgroup_size = size; }

@@ -4,6 +4,7 @@
 
 #include "core/embedded.h"
 #include "gpu/gpu_backend.h"
+#include "gpu/kernel_source.h"
 #include "gpu/vulkan/compiler.h"
 
 namespace ts::vk {
@@ -36,12 +37,16 @@ std::string dtype_defines(DType t) {
 
 const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_of) {
   std::string_view preamble = embedded("gpu/vulkan/shaders/preamble.glsl");
-  std::string original;
+  std::string overridden;
+  bool has_override = false;
   {
     std::lock_guard lock(mu_);
     auto o = overrides_.find(d.kernel);
-    original = o != overrides_.end() ? o->second : std::string(embedded("gpu/vulkan/shaders/" + d.kernel + ".comp"));
+    if ((has_override = o != overrides_.end())) overridden = o->second;
   }
+  const std::string original =
+      resolve_includes(has_override ? std::string_view(overridden) : embedded("gpu/vulkan/shaders/" + d.kernel + ".comp"),
+                       "gpu/vulkan/shaders/", d.kernel + ".comp");
   std::string source;
   std::vector<AccessorDecl> decls = parse_accessors(original, d.kernel, &source);
   std::vector<TensorForm> forms;

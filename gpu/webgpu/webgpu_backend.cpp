@@ -12,6 +12,7 @@
 
 #include "core/contract.h"
 #include "core/embedded.h"
+#include "gpu/kernel_source.h"
 #include "gpu/webgpu/locate.h"
 #include "gpu/webgpu/worker_process.h"
 
@@ -194,8 +195,9 @@ void WebGpuBackend::set_kernel_source(const std::string& kernel, std::string sou
 
 std::string WebGpuBackend::kernel_source(const std::string& kernel) const {
   auto it = kernel_overrides_.find(kernel);
-  if (it != kernel_overrides_.end()) return it->second;
-  return std::string(embedded("gpu/webgpu/shaders/" + kernel + ".wgsl"));
+  return resolve_includes(it != kernel_overrides_.end() ? std::string_view(it->second)
+                                                        : embedded("gpu/webgpu/shaders/" + kernel + ".wgsl"),
+                          "gpu/webgpu/shaders/", kernel + ".wgsl");
 }
 
 const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const std::string& source, DType dtype,
