@@ -10,7 +10,7 @@
 
 #include "core/backend.h"
 #include "core/poison.h"
-#include "gpu/kernel_sources.h"
+#include "gpu/kernel_source.h"
 
 namespace ts {
 
@@ -77,7 +77,7 @@ class GpuBackend : public Backend {
  public:
   static constexpr size_t kGuardBytes = 256;  // also a multiple of every min storage offset alignment
 
-  // kernel_ext: the backend's kernel language, ".comp" or ".wgsl" (gpu/kernel_sources.h).
+  // kernel_ext: the backend's kernel language, ".comp" or ".wgsl" (gpu/kernel_source.h).
   explicit GpuBackend(std::string kernel_ext) : kernels_(std::move(kernel_ext)) {}
 
   RunOutput run(const OpDef& op, const Problem& p) final;
@@ -85,7 +85,8 @@ class GpuBackend : public Backend {
 
   // Kernel `kernel` (a Dispatch::kernel stem) compiled from `source` instead of the built-in text,
   // from the next run on; "" restores the built-in one. `file` is what compiler messages and errors
-  // call it (tests splice bugs in; `--kernels DIR` passes the user's path).
+  // call it (tests splice bugs in; `--kernels DIR` passes the user's path). Its `#include "file"`
+  // lines resolve like the built-in text's (gpu/kernel_source.h).
   void set_kernel_source(const std::string& kernel, std::string source, std::string file = "") {
     kernels_.set(kernel, std::move(source), std::move(file));
   }

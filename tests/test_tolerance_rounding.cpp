@@ -92,18 +92,47 @@ std::vector<float> requantized(const std::string& op, const Problem& p, const In
     for (size_t i = 0; i < a.size(); ++i) o.push_back(store(as * float(int64_t(a[i]) - azp) + bs * float(int64_t(b[i]) - bzp)));
     return o;
   }
-  const Shape& xs = p.inputs.at("x").shape;
-  const int64_t M = xs[0], K = xs[1], N = p.inputs.at("weight").shape[0], xzp = zp("input_zero_point");
+  const int64_t xzp = zp("input_zero_point");
   const float is = scale("input_scale");
   const std::vector<float> &x = in["x"], &w = in["weight"], &ws = in["weight_scales"];
   const bool bias = p.inputs.count("bias") > 0;
+  auto emit = [&](int32_t acc, int64_t n) {
+    float y = float(acc) * is * ws[size_t(n)];
+    if (bias) y += in["bias"][size_t(n)];
+    o.push_back(store(y));
+  };
+  if (op == "q8ta_conv2d") {  // SPEC "q8ta_conv2d", output in [N, C_out, OH, OW] order
+    const Shape &xs = p.inputs.at("x").shape, &wsh = p.inputs.at("weight").shape;
+    const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], Co = wsh[0], Cg = wsh[1], KH = wsh[2], KW = wsh[3];
+    auto pair = [&](const char* key, int i) { return q.at(key)[i].get<int64_t>(); };
+    const int64_t sh = pair("stride", 0), sw = pair("stride", 1), ph = pair("padding", 0), pw = pair("padding", 1);
+    const int64_t dh = pair("dilation", 0), dw = pair("dilation", 1), groups = q.at("groups").get<int64_t>();
+    const int64_t OH = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1, OW = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t co = 0; co < Co; ++co)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            int32_t acc = 0;
+            for (int64_t ci = 0; ci < Cg; ++ci)
+              for (int64_t kh = 0; kh < KH; ++kh)
+                for (int64_t kw = 0; kw < KW; ++kw) {
+                  const int64_t ih = oh * sh - ph + kh * dh, iw = ow * sw - pw + kw * dw;
+                  if (ih < 0 || iw < 0 || ih >= H || iw >= W) continue;  // x_zp - x_zp
+                  const int64_t c = co / (Co / groups) * Cg + ci;
+                  acc += (int32_t(x[size_t(((n * C + c) * H + ih) * W + iw)]) - int32_t(xzp)) *
+                         int32_t(w[size_t(((co * Cg + ci) * KH + kh) * KW + kw)]);
+                }
+            emit(acc, co);
+          }
+    return o;
+  }
+  const Shape& xs = p.inputs.at("x").shape;
+  const int64_t M = xs[0], K = xs[1], N = p.inputs.at("weight").shape[0];
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       int32_t acc = 0;
       for (int64_t k = 0; k < K; ++k) acc += (int32_t(x[size_t(m * K + k)]) - int32_t(xzp)) * int32_t(w[size_t(n * K + k)]);
-      float y = float(acc) * is * ws[size_t(n)];
-      if (bias) y += in["bias"][size_t(n)];
-      o.push_back(store(y));
+      emit(acc, n);
     }
   return o;
 }
@@ -185,7 +214,7 @@ __attribute__((noinline)) Values emulate(const std::string& op, const Problem& p
       }
     return {{"out", o}};
   }
-  if (op == "q8ta_linear" || op == "q8ta_add") return {{"out", requantized(op, p, in, up)}};
+  if (op.rfind("q8ta_", 0) == 0) return {{"out", requantized(op, p, in, up)}};
   throw std::runtime_error("no emulation of " + op);
 }
 

@@ -11,7 +11,7 @@
 #include "core/embedded.h"
 #include "core/registry.h"
 #include "gpu/gpu_backend.h"
-#include "gpu/kernel_sources.h"
+#include "gpu/kernel_source.h"
 #include "gpu/vulkan/accessors.h"
 #include "gpu/vulkan/programs.h"
 #include "tools/commands.h"

@@ -7,7 +7,7 @@
 
 #include "core/contract.h"
 #include "core/errors.h"
-#include "gpu/kernel_sources.h"
+#include "gpu/kernel_source.h"
 
 namespace ts {
 

@@ -4,6 +4,7 @@
 
 #include "core/embedded.h"
 #include "gpu/gpu_backend.h"
+#include "gpu/kernel_source.h"
 #include "gpu/vulkan/compiler.h"
 
 namespace ts::vk {

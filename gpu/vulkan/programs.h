@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/op.h"
-#include "gpu/kernel_sources.h"
+#include "gpu/kernel_source.h"
 #include "gpu/vulkan/accessors.h"
 #include "gpu/vulkan/reflect.h"
 

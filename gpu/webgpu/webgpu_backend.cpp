@@ -12,6 +12,7 @@
 
 #include "core/contract.h"
 #include "core/embedded.h"
+#include "gpu/kernel_source.h"
 #include "gpu/webgpu/locate.h"
 #include "gpu/webgpu/worker_process.h"
 
