@@ -571,6 +571,7 @@ TEST(Cli, AbiDerivesTheInterfaceFromThePlan) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   r = touchstone({"abi", "q8ta_linear"});
   EXPECT_NE(r.out.find("workgroup: exactly 64"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("q8ta_requant.glsl"), std::string::npos) << "the includes a kernel may use: " << r.out;
   EXPECT_EQ(touchstone({"abi", "nope"}).code, 2);
   EXPECT_EQ(touchstone({"abi", "rope_half", "--dtype", "int8"}).code, 2);
 }

@@ -218,6 +218,20 @@ void print_preambles(DType dtype, const std::vector<std::string>& defines) {
   std::printf("\n  WGSL (generated per program; then the accessor library and each TS_INPUT/TS_OUTPUT's functions):\n    %s\n",
               std::regex_replace(w.substr(0, w.size() - 1), std::regex("\n"), "\n    ").c_str());
 #endif
+  // The shared code a kernel may pull in with a line `#include "name"` (gpu/kernel_source.h).
+  for (const char* ext : {".comp", ".wgsl"}) {
+    const std::string dir = builtin_kernel_dir(ext);
+    const std::vector<std::string> kernels = builtin_kernels(ext);
+    std::vector<std::string> includes;
+    for (auto& [path, text] : embedded_files()) {
+      if (path.rfind(dir, 0) != 0 || path == dir + "preamble.glsl") continue;
+      const std::string name = path.substr(dir.size());
+      const std::string stem = name.substr(0, name.rfind('.'));
+      if (!name.ends_with(ext) || std::find(kernels.begin(), kernels.end(), stem) == kernels.end()) includes.push_back(name);
+    }
+    std::printf("\n  %s includes (`#include \"name\"` on its own line, resolved from %s): %s\n", ext, dir.c_str(),
+                includes.empty() ? "(none)" : joined(includes).c_str());
+  }
   std::printf("\n  Layout accessors (NAME_at, NAME_at4, NAME_store, NAME_flat, NAME_texels, NAME_dims, ...): gpu/ACCESSORS.md;\n"
               "  ts_meta (the tensors' dims) binds at binding 16.\n");
 }
