@@ -56,7 +56,7 @@ esac
 
 # A kernel declaring a tensor the plan does not have: ERROR naming the file and the declaration's line.
 cp gpu/vulkan/shaders/rope_half.comp gpu/webgpu/shaders/rope_half.wgsl my_kernels/
-sed -i 's/TS_INPUT(x, 0)/TS_INPUT(xx, 0)/; s/\bx_at(/xx_at(/g' my_kernels/rope_half.comp my_kernels/rope_half.wgsl
+sed -i 's/TS_INPUT(x, 0)/TS_INPUT(xx, 0)/; s/\bx_at/xx_at/g' my_kernels/rope_half.comp my_kernels/rope_half.wgsl
 decl_comp=$(grep -n 'TS_INPUT(xx, 0)' my_kernels/rope_half.comp | cut -d: -f1)
 decl_wgsl=$(grep -n 'TS_INPUT(xx, 0)' my_kernels/rope_half.wgsl | cut -d: -f1)
 build/touchstone check --op rope_half --dtype float16 --cases 12 --kernels my_kernels --quiet > nb.txt 2>&1
