@@ -27,15 +27,16 @@ struct SplitGeometry {
   int64_t workgroups(int64_t Hkv) const { return chunks * qblocks * Hkv; }
 };
 
-// Chunks of 64 keys where that leaves at most 1,024 workgroups (enough to fill a large GPU several
-// times over: ctx 4096, Hkv 8 decode gives 512), else longer chunks, up to 256, so that the partial
-// results the combine reads stay a small fraction of the K/V bytes (ctx 32768: 128 chunks).
+// Chunks of 32 keys where that leaves at most 2,048 workgroups (a large GPU holds ~16 of 64
+// invocations per multiprocessor: latency hidden by many loads in flight; ctx 4096, Hkv 8 decode
+// gives 1,024), else longer chunks, up to 256, so that the partial results the combine reads stay
+// a small fraction of the K/V bytes (ctx 32768 decode: 256 chunks of 128, 3% more traffic).
 SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t ctx) {
   SplitGeometry g;
   g.qblocks = (S * (Hq / Hkv) + kSplitQueries - 1) / kSplitQueries;
-  g.chunk = 64;
+  g.chunk = 32;
   auto chunks = [&] { return (ctx + g.chunk - 1) / g.chunk; };
-  while (g.chunk < kSplitMaxChunk && chunks() * g.qblocks * Hkv > 1024) g.chunk *= 2;
+  while (g.chunk < kSplitMaxChunk && chunks() * g.qblocks * Hkv > 2048) g.chunk *= 2;
   g.chunks = chunks();
   return g;
 }
@@ -383,7 +384,7 @@ std::vector<Case> edge_cases(DType t) {
       in_storage(mk(3, 6, 3, 12, 1, "tiled"), "buffer;k=texture3d_c;q=texture3d_h;v=texture3d_h"),
       in_storage(mk(5, 5, 5, 4, 0, "naive"), "texture3d_c;k_cache=buffer;out=texture3d_w;v_cache=buffer"),
       in_storage(mk(2, 3, 1, 16, 6, "tiled"), "buffer;out=texture3d_w;q=texture3d_c"),
-      // split: one chunk of one key; ragged chunks (ctx 201 = 3 x 64 + 9); 128 chunks of a long
+      // split: one chunk of one key; ragged chunks (ctx 201 = 6 x 32 + 9); 256 chunks of a long
       // context; the Llama-3 decode shape (GQA 4:1 in one workgroup); prefill whose query blocks span
       // positions (GQA 3:1, 8 queries a block) and whose causal limit cuts through chunks.
       mk(1, 4, 1, 8, 0, "split"),

@@ -9,8 +9,10 @@
 //   part_o[row, j, :] = sum_c e_c v_cache[c, kvh, :],  part_ml[row, j] = (m, l),  row = s*Hq + h,
 // everything float32 (float16 / bfloat16 only in storage). A chunk past a query's limit still
 // writes (MASKED, 0) and zeros, so the scratch is fully written (sdpa_split_combine never reads it).
-// 1. Scores: invocation l takes keys c0 + l, c0 + l + 64, ...: one 4-wide K load per head-dim
-//    texel, dotted with each query's texel; the chunk's scores go to shared memory.
+// 1. Scores: invocation l takes (query, key) pairs l, l + 64, ... (key fastest): a dot product of
+//    4-wide texels over the head dim; the queries of one key re-read its row from cache. The
+//    chunk's scores go to shared memory. Pairs rather than keys keep every invocation busy when the
+//    chunk is shorter than the workgroup (decode: chunks of 32 keys, to have many workgroups).
 // 2. Max and sum per query: 8 invocations per query over a strided eighth of the chunk, then one
 //    adds the 8 in order (shared memory: no subgroup size assumed; lavapipe has 8, NVIDIA 32).
 // 3. Weighted V: invocation l takes (query, head-dim texel) pairs l, l + 64, ...: consecutive
@@ -51,16 +53,11 @@ void main() {
     seen[i] = n > c0 ? min(pc.chunk, n - c0) : 0u;
   }
 
-  for (uint c = l; c < nk; c += WG) {
-    float acc[QB];
-    for (uint i = 0u; i < QB; ++i) acc[i] = 0.0;
-    uint kb = ((c0 + c) * pc.Hkv + kvh) * pc.D4;
-    for (uint d4 = 0u; d4 < pc.D4; ++d4) {
-      vec4 k = k_cache_at4(4u * (kb + d4));
-      for (uint i = 0u; i < QB; ++i)
-        if (i < nq) acc[i] += dot(q_at4(4u * (row[i] * pc.D4 + d4)), k);
-    }
-    for (uint i = 0u; i < QB; ++i) sc[i * CHMAX + c] = c < seen[i] ? pc.scale * acc[i] : MASKED;
+  for (uint t = l; t < nq * nk; t += WG) {
+    uint i = t / nk, c = t % nk, kb = ((c0 + c) * pc.Hkv + kvh) * pc.D4, qb = row[i] * pc.D4;
+    float acc = 0.0;
+    for (uint d4 = 0u; d4 < pc.D4; ++d4) acc += dot(q_at4(4u * (qb + d4)), k_cache_at4(4u * (kb + d4)));
+    sc[i * CHMAX + c] = c < seen[i] ? pc.scale * acc : MASKED;
   }
   barrier();
 

@@ -52,16 +52,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     seen[i] = select(0u, min(pc.chunk, n - c0), n > c0);
   }
 
-  for (var c = l; c < nk; c += WG) {
-    var acc: array<f32, 8>;
+  for (var t = l; t < nq * nk; t += WG) {
+    let i = t / nk;
+    let c = t % nk;
     let kb = ((c0 + c) * pc.Hkv + kvh) * pc.D4;
-    for (var d4 = 0u; d4 < pc.D4; d4++) {
-      let k = k_cache_at4(4u * (kb + d4));
-      for (var i = 0u; i < QB; i++) {
-        if (i < nq) { acc[i] += dot(q_at4(4u * (row[i] * pc.D4 + d4)), k); }
-      }
-    }
-    for (var i = 0u; i < QB; i++) { sc[i * CHMAX + c] = select(MASKED, pc.scale * acc[i], c < seen[i]); }
+    let qb = row[i] * pc.D4;
+    var acc = 0.0;
+    for (var d4 = 0u; d4 < pc.D4; d4++) { acc += dot(q_at4(4u * (qb + d4)), k_cache_at4(4u * (kb + d4))); }
+    sc[i * CHMAX + c] = select(MASKED, pc.scale * acc, c < seen[i]);
   }
   workgroupBarrier();
 
