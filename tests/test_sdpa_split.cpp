@@ -2,7 +2,8 @@
 // cases: over the default sweep it computes what impl=naive computes (metamorphic: each is within
 // the tolerance of the exact value, so the two are within twice of each other, and they write the
 // same caches), on each backend; and a combine that forgets to rescale a chunk by exp(m_j - M) is
-// caught by the property, shrunk to a small case with more than one chunk, and reproduced by its id.
+// caught by the property, shrunk to a small case with more than one chunk, and reproduced by its id;
+// the partial dispatch's grid folds past 65,535 workgroups.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -43,6 +44,19 @@ TEST_P(SdpaSplit, EqualsNaiveOverTheSweep) {
     }
     EXPECT_GT(compared, 60) << dtype_name(t);
   }
+}
+
+// One workgroup per (query block, chunk, kv head): 70,000 kv heads of one query each run 70,000
+// partial workgroups, past 65,535 in one grid dimension, so the grid folds into y and the kernel
+// counts its workgroups back (spare ones of the last row leave at once).
+TEST_P(SdpaSplit, PartialGridFoldsPastMaxWorkgroups) {
+  Expected e = prepare(Case::parse("sdpa/S=1,Hq=70000,Hkv=70000,D=4,pos=1,impl=split/float32/buffer/seed=5"));
+  ASSERT_TRUE(e.error.empty() && !e.violation) << e.error;
+  const std::vector<Dispatch> plan = sdpa_op().plan(e.problem);
+  ASSERT_EQ(plan[1].kernel, "sdpa_split_partial");
+  ASSERT_GT(plan[1].invocations / plan[1].workgroup, 65535u);
+  CaseResult r = judge(e, backend());
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.id << ": " << r.detail;
 }
 
 INSTANTIATE_TEST_SUITE_P(All, SdpaSplit, ::testing::ValuesIn(known_backends()), [](const auto& info) { return info.param; });
