@@ -21,6 +21,7 @@ constexpr int64_t kTile = 4;  // the tiled kernels' register tile: 4x4 (QK) and 
 constexpr uint32_t kSplitWg = 64;       // = the kernels' WG; 8 invocations per query in the reductions
 constexpr int64_t kSplitQueries = 8;    // = the kernels' QB
 constexpr int64_t kSplitMaxChunk = 256; // = the kernels' CHMAX: the chunk's weights live in shared memory
+constexpr uint64_t kSplitSlices = 16;   // = the combine's SL: invocations sharing one output texel's chunks
 
 struct SplitGeometry {
   int64_t chunk = 0, chunks = 0, qblocks = 0;
@@ -210,7 +211,8 @@ uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 // update_cache -> QK scores -> softmax (in place) -> AV, in one submission. `impl` picks the QK and
 // AV kernels: one output element per invocation (naive) or a 4x4 register tile (tiled). split:
 // update_cache -> partial (scores, chunk softmax statistics and weighted V per chunk, in shared
-// memory) -> combine (rescales each chunk by exp(m_j - M) and normalises).
+// memory) -> combine (rescales each chunk by exp(m_j - M) and normalises; 16 invocations per output
+// texel split the chunks, so that long contexts keep the GPU busy).
 std::vector<Dispatch> plan(const Problem& p) {
   const Shape& q = p.inputs.at("q").shape;
   const uint64_t S = uint64_t(q[1]), Hq = uint64_t(q[2]), D4 = uint64_t(q[3]) / 4;
@@ -236,7 +238,10 @@ std::vector<Dispatch> plan(const Problem& p) {
     part.uniforms["qblocks"] = double(g.qblocks);
     part.workgroup = kSplitWg;
     v.push_back(std::move(part));
-    Dispatch combine = dispatch("sdpa_split_combine", out_texels(p, "out", q));  // one per texel
+    const uint64_t texels = out_texels(p, "out", q);
+    Dispatch combine = dispatch("sdpa_split_combine", div_up(texels * kSplitSlices, kSplitWg) * kSplitWg);
+    combine.uniforms["n"] = double(texels);
+    combine.workgroup = kSplitWg;
     combine.uniforms["chunk"] = double(g.chunk);
     combine.uniforms["chunks"] = double(g.chunks);
     v.push_back(std::move(combine));

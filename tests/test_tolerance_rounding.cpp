@@ -111,7 +111,7 @@ std::vector<float> requantized(const std::string& op, const Problem& p, const In
 // sdpa impl=split (gpu/vulkan/shaders/sdpa_split_*.comp): scores as vec4 dots accumulated over the
 // head-dim texels; per chunk of the plan's length its max m_j, weights exp(s - m_j), their sum in 8
 // strided parts added in order, and the weighted V in key order; then the combine's rescaling by
-// exp(m_j - M), the sums over chunks in order, and the reciprocal.
+// exp(m_j - M), the sums over chunks in 16 strided slices then over the slices, and the reciprocal.
 std::vector<float> sdpa_split(const Problem& p, const Inputs& in, const std::vector<float>& K,
                               const std::vector<float>& V, float scale, bool up) {
   const std::vector<float>& q = in["q"];
@@ -156,13 +156,20 @@ std::vector<float> sdpa_split(const Problem& p, const Inputs& in, const std::vec
           od.push_back(acc);
         }
       }
+      // The combine: 16 slices of the chunks (slice k: chunks k, k + 16, ...), added in slice order.
       const float M = *std::max_element(m.begin(), m.end());
       float L = 0.0f;
       std::vector<float> acc(size_t(D), 0.0f);
-      for (size_t j = 0; j < m.size(); ++j) {
-        const float a = ex(m[j] - M);
-        L += a * l[j];
-        for (int64_t d = 0; d < D; ++d) acc[size_t(d)] += a * od[j * size_t(D) + size_t(d)];
+      for (size_t k = 0; k < 16; ++k) {
+        float Lk = 0.0f;
+        std::vector<float> ok(size_t(D), 0.0f);
+        for (size_t j = k; j < m.size(); j += 16) {
+          const float a = ex(m[j] - M);
+          Lk += a * l[j];
+          for (int64_t d = 0; d < D; ++d) ok[size_t(d)] += a * od[j * size_t(D) + size_t(d)];
+        }
+        L = k == 0 ? Lk : L + Lk;
+        for (int64_t d = 0; d < D; ++d) acc[size_t(d)] = k == 0 ? ok[size_t(d)] : acc[size_t(d)] + ok[size_t(d)];
       }
       const float inv = push(1.0f / L, 1, up);
       for (int64_t d = 0; d < D; ++d) o[size_t(row * D + d)] = acc[size_t(d)] * inv;
