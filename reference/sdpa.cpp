@@ -16,29 +16,37 @@ const char* const kInputs[] = {"q", "k", "v", "k_cache", "v_cache"};
 constexpr int64_t kTile = 4;  // the tiled kernels' register tile: 4x4 (QK) and 4 rows x one vec4 (AV)
 
 // impl=split (flash-decoding, gpu/vulkan/shaders/sdpa_split_partial.comp): a workgroup of kSplitWg
-// invocations takes kSplitQueries query rows of one kv head (its GQA heads, then the next positions:
-// they share every K/V load) against one chunk of the context; a combine dispatch merges the chunks.
-constexpr uint32_t kSplitWg = 64;       // = the kernels' WG; 8 invocations per query in the reductions
-constexpr int64_t kSplitQueries = 8;    // = the kernels' QB
-constexpr int64_t kSplitMaxChunk = 256; // = the kernels' CHMAX: the chunk's weights live in shared memory
-constexpr uint64_t kSplitSlices = 16;   // = the combine's SL: invocations sharing one output texel's chunks
+// invocations takes `qblock` query rows of one kv head (its GQA heads, then the next positions: they
+// share every K/V load) against one chunk of the context; a combine dispatch merges the chunks.
+constexpr uint32_t kSplitWg = 64;        // = the kernels' WG
+constexpr int64_t kSplitMaxQueries = 32; // the longest query block
+constexpr int64_t kSplitMaxChunk = 256;  // the longest chunk
+constexpr int64_t kSplitScores = 4096;   // = the partial kernel's SCMAX: qblock * chunk weights in shared memory
+constexpr uint64_t kSplitSlices = 16;    // = the combine's SL: invocations sharing one output texel's chunks
 
 struct SplitGeometry {
-  int64_t chunk = 0, chunks = 0, qblocks = 0;
+  int64_t qblock = 0, qblocks = 0, chunk = 0, chunks = 0;
   int64_t workgroups(int64_t Hkv) const { return chunks * qblocks * Hkv; }
 };
 
-// Chunks of 32 keys where that leaves at most 2,048 workgroups (a large GPU holds ~16 of 64
-// invocations per multiprocessor: latency hidden by many loads in flight; ctx 4096, Hkv 8 decode
-// gives 1,024), else longer chunks, up to 256, so that the partial results the combine reads stay
-// a small fraction of the K/V bytes (ctx 32768 decode: 256 chunks of 128; 4 MiB of partial outputs
-// written and read again beside 134 MB of float16 K/V).
+// Query blocks of all S * G rows of a kv head up to 32 (a power of two, so that the 64 invocations
+// split evenly among the block's queries in the reductions): decode blocks are the G heads that share
+// one kv head, prefill blocks reuse each K/V row for 32 queries. Chunks of 32 keys where that leaves
+// at most 2,048 workgroups (a large GPU holds ~16 of 64 invocations per multiprocessor: latency
+// hidden by many loads in flight; ctx 4096, Hkv 8 decode gives 1,024), else longer chunks, up to
+// 256 and qblock * chunk <= 4096, so that the partial results the combine reads stay a small
+// fraction of the K/V bytes (ctx 32768 decode: 256 chunks of 128; 4 MiB of partial outputs written
+// and read again beside 134 MB of float16 K/V).
 SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t ctx) {
   SplitGeometry g;
-  g.qblocks = (S * (Hq / Hkv) + kSplitQueries - 1) / kSplitQueries;
+  const int64_t rows = S * (Hq / Hkv);
+  g.qblock = 1;
+  while (g.qblock < kSplitMaxQueries && g.qblock < rows) g.qblock *= 2;
+  g.qblocks = (rows + g.qblock - 1) / g.qblock;
   g.chunk = 32;
   auto chunks = [&] { return (ctx + g.chunk - 1) / g.chunk; };
-  while (g.chunk < kSplitMaxChunk && chunks() * g.qblocks * Hkv > 2048) g.chunk *= 2;
+  while (g.chunk < kSplitMaxChunk && 2 * g.chunk * g.qblock <= kSplitScores && chunks() * g.qblocks * Hkv > 2048)
+    g.chunk *= 2;
   g.chunks = chunks();
   return g;
 }
@@ -236,6 +244,7 @@ std::vector<Dispatch> plan(const Problem& p) {
     part.uniforms["chunk"] = double(g.chunk);
     part.uniforms["chunks"] = double(g.chunks);
     part.uniforms["qblocks"] = double(g.qblocks);
+    part.uniforms["qblock"] = double(g.qblock);
     part.workgroup = kSplitWg;
     v.push_back(std::move(part));
     const uint64_t texels = out_texels(p, "out", q);
@@ -392,7 +401,8 @@ std::vector<Case> edge_cases(DType t) {
       in_storage(mk(2, 3, 1, 16, 6, "tiled"), "buffer;out=texture3d_w;q=texture3d_c"),
       // split: one chunk of one key; ragged chunks (ctx 201 = 6 x 32 + 9); 256 chunks of a long
       // context; the Llama-3 decode shape (GQA 4:1 in one workgroup); prefill whose query blocks span
-      // positions (GQA 3:1, 8 queries a block) and whose causal limit cuts through chunks.
+      // positions (GQA 3:1: 21 queries in a block of 32; 280 in 9 blocks, the last ragged) and whose
+      // causal limit cuts through chunks.
       mk(1, 4, 1, 8, 0, "split"),
       mk(1, 8, 2, 16, 200, "split"),
       mk(1, 2, 1, 4, 8191, "split"),

@@ -109,18 +109,21 @@ std::vector<float> requantized(const std::string& op, const Problem& p, const In
 }
 
 // sdpa impl=split (gpu/vulkan/shaders/sdpa_split_*.comp): scores as vec4 dots accumulated over the
-// head-dim texels; per chunk of the plan's length its max m_j, weights exp(s - m_j), their sum in 8
-// strided parts added in order, and the weighted V in key order; then the combine's rescaling by
+// head-dim texels; per chunk of the plan's length its max m_j, weights exp(s - m_j), their sum in
+// 64 / qblock strided parts added in order, and the weighted V in key order; then the combine's rescaling by
 // exp(m_j - M), the sums over chunks in 16 strided slices then over the slices, and the reciprocal.
 std::vector<float> sdpa_split(const Problem& p, const Inputs& in, const std::vector<float>& K,
                               const std::vector<float>& V, float scale, bool up) {
   const std::vector<float>& q = in["q"];
   const int64_t S = p.inputs.at("q").shape[1], Hq = p.inputs.at("q").shape[2], D = p.inputs.at("q").shape[3];
   const int64_t Hkv = p.inputs.at("k").shape[2], pos = p.params.at("input_pos").get<int64_t>();
-  int64_t chunk = 0;
+  int64_t chunk = 0, parts = 0;  // parts: the invocations per query that split the chunk's max and sum
   for (const Dispatch& d : find_op("sdpa")->plan(p))
-    if (d.kernel == "sdpa_split_partial") chunk = int64_t(d.uniforms.at("chunk"));
-  if (chunk <= 0) throw std::runtime_error("sdpa split plan has no partial dispatch");
+    if (d.kernel == "sdpa_split_partial") {
+      chunk = int64_t(d.uniforms.at("chunk"));
+      parts = int64_t(d.workgroup) / int64_t(d.uniforms.at("qblock"));
+    }
+  if (chunk <= 0 || parts <= 0) throw std::runtime_error("sdpa split plan has no partial dispatch");
   auto ex = [up](float t) { return push(float(std::exp(double(t))), 2 + 2 * std::fabs(t), up); };
   std::vector<float> o(q.size());
   for (int64_t h = 0; h < Hq; ++h)
@@ -141,13 +144,13 @@ std::vector<float> sdpa_split(const Problem& p, const Inputs& in, const std::vec
         const int64_t c1 = std::min(n, c0 + chunk);
         float mj = -1.0e30f;
         for (int64_t c = c0; c < c1; ++c) mj = std::max(mj, sc[size_t(c)]);
-        std::vector<float> e(size_t(c1 - c0)), parts(8, 0.0f);
+        std::vector<float> e(size_t(c1 - c0)), part(size_t(parts), 0.0f);
         for (int64_t c = c0; c < c1; ++c) {
           e[size_t(c - c0)] = ex(sc[size_t(c)] - mj);
-          parts[size_t((c - c0) % 8)] += e[size_t(c - c0)];
+          part[size_t((c - c0) % parts)] += e[size_t(c - c0)];
         }
-        float lj = parts[0];
-        for (int k = 1; k < 8; ++k) lj += parts[size_t(k)];
+        float lj = part[0];
+        for (int64_t k = 1; k < parts; ++k) lj += part[size_t(k)];
         m.push_back(mj);
         l.push_back(lj);
         for (int64_t d = 0; d < D; ++d) {
