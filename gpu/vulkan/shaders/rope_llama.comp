@@ -1,51 +1,62 @@
 // rope_llama: for pair i of row (b,s,h) of xq and of xk, with c = freqs_cos[s,i], n = freqs_sin[s,i]:
 //   out[2i] = x[2i]*c - x[2i+1]*n,   out[2i+1] = x[2i]*n + x[2i+1]*c.
-// One invocation per output texel, xq_out's tq texels first, then xk_out's, in float32 whatever the
-// storage, the texel stored once. Tensors in any layout (gpu/ACCESSORS.md).
-// Bandwidth: when the texel's 4 lanes are 4 consecutive elements (every buffer texel; a width-packed
-// one with W % 4 == 0; lane 3 = lane 0 + 3 implies it in every layout, the lane strides being
-// uniform), they are two whole pairs (lane 0 is even: W = D is even): one 4-wide load of x and two
-// table entries per pair, with the row arithmetic done once per texel instead of once per lane.
-// When D % 4 == 2 the second pair may start the next row (its table row is then that row's, i = 0).
-// Other texels (padding, strided lanes) take the per-lane path. Both compute each element with the
-// same float32 expression, so the results are bit-identical.
+// Invocation id takes output texels 2u and 2u + 1 of xq_out (u = id < nq) or of xk_out (u = id - nq),
+// in float32 whatever the storage, each texel stored once. Tensors in any layout (gpu/ACCESSORS.md).
+// Bandwidth: when the two texels' 8 lanes are 8 consecutive elements of one row (every buffer pair
+// of texels with D % 8 == 0; lane runs are contiguous in every layout iff these lane indices say
+// so, lane strides being uniform within a texel), they are four whole pairs (lane 0 is even: W = D
+// is even) with consecutive table entries: two 4-wide loads of x, one of each table, and the row
+// arithmetic (integer divisions, the costly part next to 16 bytes of float16) once per 8 elements.
+// Other texels take the per-lane path (ragged D % 4 == 2 rows, strided packings, a row's last
+// texel when D % 8 == 4). Both compute each element with the same float32 expression, so the results
+// are bit-identical.
 TS_INPUT(xq, 0)
 TS_INPUT(xk, 1)
 TS_INPUT(freqs_cos, 2)
 TS_INPUT(freqs_sin, 3)
 TS_OUTPUT(xq_out, 4)
 TS_OUTPUT(xk_out, 5)
-layout(push_constant) uniform Params { uint n; uint tq; uint S; uint Hq; uint Hkv; uint hd; } pc;
+layout(push_constant) uniform Params { uint n; uint nq; uint tq; uint tk; uint S; uint Hq; uint Hkv; uint hd; } pc;
 
 vec2 rotate(float a, float b, float c, float n) { return vec2(a * c - b * n, a * n + b * c); }
+
+uint out_flat(bool is_q, uint t, uint j) { return is_q ? xq_out_flat(t, j) : xk_out_flat(t, j); }
+float x_at(bool is_q, uint i) { return is_q ? xq_at(i) : xk_at(i); }
+vec4 x_at4(bool is_q, uint i) { return is_q ? xq_at4(i) : xk_at4(i); }
+void out_store(bool is_q, uint t, vec4 v) {
+  if (is_q) xq_out_store(t, v);
+  else xk_out_store(t, v);
+}
+
+// One texel, lane by lane.
+vec4 texel(bool is_q, uint t, uint D, uint H) {
+  vec4 v = vec4(0.0);
+  for (uint j = 0u; j < 4u; ++j) {
+    uint f = out_flat(is_q, t, j);
+    if (f == TS_PADDING) continue;
+    uint e = f & ~1u;  // the pair's even element (D is even: pairs never straddle rows)
+    uint i = (f % D) / 2u, s = (f / D / H) % pc.S;
+    vec2 r = rotate(x_at(is_q, e), x_at(is_q, e + 1u), freqs_cos_at(s * pc.hd + i), freqs_sin_at(s * pc.hd + i));
+    v[j] = (f & 1u) == 0u ? r.x : r.y;
+  }
+  return v;
+}
 
 void main() {
   uint id = ts_linear_id();
   if (id >= pc.n) return;
-  bool is_q = id < pc.tq;
-  uint t = is_q ? id : id - pc.tq;
+  bool is_q = id < pc.nq;
+  uint t = 2u * (is_q ? id : id - pc.nq), count = is_q ? pc.tq : pc.tk;
   uint D = 2u * pc.hd, H = is_q ? pc.Hq : pc.Hkv;
-  uint f0 = is_q ? xq_out_flat(t, 0u) : xk_out_flat(t, 0u);
-  uint f3 = is_q ? xq_out_flat(t, 3u) : xk_out_flat(t, 3u);
-  vec4 v = vec4(0.0);
-  if (f3 == f0 + 3u && (f0 & 1u) == 0u) {
-    vec4 x = is_q ? xq_at4(f0) : xk_at4(f0);
-    uint row = f0 / D, d = f0 - row * D;
-    uint a = ((row / H) % pc.S) * pc.hd + d / 2u;                          // table entry of pair 0
-    uint b = d + 2u < D ? a + 1u : (((row + 1u) / H) % pc.S) * pc.hd;     // of pair 1
-    v.xy = rotate(x.x, x.y, freqs_cos_at(a), freqs_sin_at(a));
-    v.zw = rotate(x.z, x.w, freqs_cos_at(b), freqs_sin_at(b));
-  } else {
-    for (uint j = 0u; j < 4u; ++j) {
-      uint f = is_q ? xq_out_flat(t, j) : xk_out_flat(t, j);
-      if (f == TS_PADDING) continue;
-      uint e = f & ~1u;  // the pair's even element (D is even: pairs never straddle rows)
-      uint i = (f % D) / 2u, s = (f / D / H) % pc.S;
-      float a = is_q ? xq_at(e) : xk_at(e), b = is_q ? xq_at(e + 1u) : xk_at(e + 1u);
-      vec2 r = rotate(a, b, freqs_cos_at(s * pc.hd + i), freqs_sin_at(s * pc.hd + i));
-      v[j] = (f & 1u) == 0u ? r.x : r.y;
-    }
+  uint f0 = out_flat(is_q, t, 0u), d = f0 % D;
+  if (t + 1u < count && (f0 & 1u) == 0u && d + 7u < D && out_flat(is_q, t, 3u) == f0 + 3u &&
+      out_flat(is_q, t + 1u, 0u) == f0 + 4u && out_flat(is_q, t + 1u, 3u) == f0 + 7u) {
+    uint a = ((f0 / D / H) % pc.S) * pc.hd + d / 2u;  // table entries a .. a+3
+    vec4 x0 = x_at4(is_q, f0), x1 = x_at4(is_q, f0 + 4u), c = freqs_cos_at4(a), n = freqs_sin_at4(a);
+    out_store(is_q, t, vec4(rotate(x0.x, x0.y, c.x, n.x), rotate(x0.z, x0.w, c.y, n.y)));
+    out_store(is_q, t + 1u, vec4(rotate(x1.x, x1.y, c.z, n.z), rotate(x1.z, x1.w, c.w, n.w)));
+    return;
   }
-  if (is_q) xq_out_store(t, v);
-  else xk_out_store(t, v);
+  out_store(is_q, t, texel(is_q, t, D, H));
+  if (t + 1u < count) out_store(is_q, t + 1u, texel(is_q, t + 1u, D, H));
 }
