@@ -45,11 +45,11 @@ Case parse_case(std::string_view id) {
   return c;
 }
 
-Expected prepare(const Case& c) {
+Expected prepare(const Case& c, uint64_t max_bytes) {
   Expected e;
   e.c = c;
   e.op = &declared_op(c);
-  AllocationLimit limit(kMaxCaseBytes);
+  AllocationLimit limit(max_bytes);
   try {
     e.problem = e.op->make(c);
     e.violation = e.op->validate(e.problem);

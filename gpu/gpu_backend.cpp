@@ -1,6 +1,7 @@
 #include "gpu/gpu_backend.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -113,7 +114,61 @@ std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const 
   return meta;
 }
 
-RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
+// A case ready to run: its plan, buffer specs, and every tensor's physical form.
+struct GpuBackend::Prepared {
+  std::vector<Dispatch> plan;
+  std::vector<BufferSpec> specs;
+  std::map<std::string, Physical> phys;
+};
+
+namespace {
+
+// Host images of every buffer: inputs packed into their layouts, outputs and scratch poisoned
+// (buffers inside guard bands; images in every lane, padding included) with the first sentinel,
+// or with the second on a rerun (integer outputs, run() step 6).
+std::vector<HostBuffer> host_buffers(const Problem& p, const std::vector<BufferSpec>& specs,
+                                     const std::map<std::string, Physical>& phys, bool second) {
+  constexpr size_t kGuardBytes = GpuBackend::kGuardBytes;
+  std::vector<HostBuffer> bufs;
+  // An output updated in place (init_from == its own name, e.g. a KV cache) replaces its input.
+  auto in_place = [&](const std::string& name) {
+    return std::any_of(specs.begin(), specs.end(), [&](const BufferSpec& s) { return s.name == name && s.init_from == name; });
+  };
+  for (auto& [name, t] : p.inputs)
+    if (!in_place(name)) {
+      const Physical& ph = phys.at(name);
+      bufs.push_back({name, ph, t.dtype, 0, ph.bytes, false, pack(t, ph.layout)});
+    }
+  for (auto& s : specs) {
+    const Physical& ph = phys.at(s.name);
+    HostBuffer b{s.name, ph, s.dtype, 0, ph.bytes, true, {}};
+    b.snapshot = s.role == BufferSpec::Role::scratch;
+    if (b.image()) {
+      b.bytes.resize(ph.bytes);
+      if (!s.init_from.empty()) b.bytes = pack(p.inputs.at(s.init_from), ph.layout);
+      else fill_poison(b.bytes, 0, ph.bytes, s.dtype, second);
+      bufs.push_back(std::move(b));
+      continue;
+    }
+    const size_t n = ph.bytes;
+    const size_t padded = (n + 3) & ~size_t(3);
+    b.offset = kGuardBytes;
+    b.size = padded + kGuardBytes;
+    b.bytes.assign(kGuardBytes + padded + kGuardBytes, kGuardByte);
+    if (!s.init_from.empty()) {
+      std::vector<uint8_t> init = pack(p.inputs.at(s.init_from), ph.layout);
+      if (n) std::memcpy(b.bytes.data() + kGuardBytes, init.data(), n);  // an empty tensor's data() may be null
+    } else {
+      fill_poison(b.bytes, kGuardBytes, n, s.dtype, second);
+    }
+    bufs.push_back(std::move(b));
+  }
+  return bufs;
+}
+
+}  // namespace
+
+std::variant<GpuBackend::Prepared, RunOutput> GpuBackend::prepare(const OpDef& op, const Problem& p) {
   // 1. The contract, exactly as the reference checks it.
   if (auto v = op.validate(p)) {
     RunOutput r;
@@ -180,47 +235,19 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   }
   for (auto& [name, ph] : phys)
     if (auto r = too_big(name, ph.bytes)) return *r;
+  return Prepared{std::move(plan), std::move(specs), std::move(phys)};
+}
 
-  // 3. Host images of every buffer: inputs packed into their layouts, outputs and scratch poisoned
-  // (buffers inside guard bands; images in every lane, padding included) with the first sentinel,
-  // or with the second on a rerun (integer outputs, step 6).
-  auto host_buffers = [&](bool second) {
-    std::vector<HostBuffer> bufs;
-    // An output updated in place (init_from == its own name, e.g. a KV cache) replaces its input.
-    auto in_place = [&](const std::string& name) {
-      return std::any_of(specs.begin(), specs.end(), [&](const BufferSpec& s) { return s.name == name && s.init_from == name; });
-    };
-    for (auto& [name, t] : p.inputs)
-      if (!in_place(name)) {
-        const Physical& ph = phys.at(name);
-        bufs.push_back({name, ph, t.dtype, 0, ph.bytes, false, pack(t, ph.layout)});
-      }
-    for (auto& s : specs) {
-      const Physical& ph = phys.at(s.name);
-      HostBuffer b{s.name, ph, s.dtype, 0, ph.bytes, true, {}};
-      b.snapshot = s.role == BufferSpec::Role::scratch;
-      if (b.image()) {
-        b.bytes.resize(ph.bytes);
-        if (!s.init_from.empty()) b.bytes = pack(p.inputs.at(s.init_from), ph.layout);
-        else fill_poison(b.bytes, 0, ph.bytes, s.dtype, second);
-        bufs.push_back(std::move(b));
-        continue;
-      }
-      const size_t n = ph.bytes;
-      const size_t padded = (n + 3) & ~size_t(3);
-      b.offset = kGuardBytes;
-      b.size = padded + kGuardBytes;
-      b.bytes.assign(kGuardBytes + padded + kGuardBytes, kGuardByte);
-      if (!s.init_from.empty()) {
-        std::vector<uint8_t> init = pack(p.inputs.at(s.init_from), ph.layout);
-        if (n) std::memcpy(b.bytes.data() + kGuardBytes, init.data(), n);  // an empty tensor's data() may be null
-      } else {
-        fill_poison(b.bytes, kGuardBytes, n, s.dtype, second);
-      }
-      bufs.push_back(std::move(b));
-    }
-    return bufs;
-  };
+
+RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
+  auto prepared = prepare(op, p);
+  if (auto* r = std::get_if<RunOutput>(&prepared)) return std::move(*r);
+  Prepared& pr = std::get<Prepared>(prepared);
+  std::vector<Dispatch>& plan = pr.plan;
+  std::vector<BufferSpec>& specs = pr.specs;
+  std::map<std::string, Physical>& phys = pr.phys;
+  // 3. Host images of every buffer.
+  auto host_buffers = [&](bool second) { return ts::host_buffers(p, specs, phys, second); };
   std::vector<HostBuffer> bufs = host_buffers(false);
 
   // 4. Run. Primitives report missing capabilities as Unsupported, everything else as errors.
@@ -284,6 +311,73 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
       mask[size_t(i)] = element_bits(t, i, es) == first && element_bits(rerun, i, es) == second;
   }
   return r;
+}
+
+BenchTiming GpuBackend::timed(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                              const TimingBudget& budget) {
+  BenchTiming t;
+  try {
+    t.seconds = time_plan(plan, buffers, dtype, budget);
+  } catch (const Unsupported& e) {
+    t.status = RunOutput::Status::unsupported;
+    t.message = e.what();
+    return t;
+  } catch (const std::exception& e) {
+    t.status = RunOutput::Status::error;
+    t.message = e.what();
+    return t;
+  }
+  if (t.seconds.empty()) {
+    t.status = RunOutput::Status::error;
+    t.message = cat(kind(), ": no timed repetition");
+    return t;
+  }
+  for (double s : t.seconds)
+    if (!(s > 0) || !std::isfinite(s)) {  // a zero interval is a timer too coarse for the chain
+      t.status = RunOutput::Status::error;
+      t.message = cat(kind(), ": a timed repetition measured ", s, " s (timestamps too coarse or out of order)");
+      return t;
+    }
+  std::vector<double> sorted = t.seconds;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  t.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  t.min = sorted.front();
+  return t;
+}
+
+BenchTiming GpuBackend::bench(const OpDef& op, const Problem& p, const TimingBudget& budget) {
+  auto prepared = prepare(op, p);
+  if (auto* r = std::get_if<RunOutput>(&prepared)) {
+    BenchTiming t;
+    t.status = r->status;
+    t.message = r->status == RunOutput::Status::rejected ? cat("rejected: ", r->violation.rule) : r->message;
+    return t;
+  }
+  Prepared& pr = std::get<Prepared>(prepared);
+  std::vector<HostBuffer> bufs = host_buffers(p, pr.specs, pr.phys, false);
+  for (HostBuffer& b : bufs) b.snapshot = false;  // the chain alone is timed: no scratch copies inside it
+  return timed(pr.plan, bufs, p.dtype, budget);
+}
+
+BenchTiming GpuBackend::bench_copy(uint64_t bytes, const TimingBudget& budget) {
+  const uint64_t texels = std::max<uint64_t>(1, bytes / 16);
+  BenchTiming t;
+  if (texels * 16 > limits().max_buffer_bytes) {
+    t.status = RunOutput::Status::unsupported;
+    t.message = cat(kind(), ": a ", texels * 16, "-byte copy exceeds the device binding limit");
+    return t;
+  }
+  Dispatch d{"bench_copy", {}, texels, {{"n", double(texels)}}, {}};
+  const Physical ph = physical({int64_t(texels * 4)}, DType::i32, Layout::buffer);
+  std::vector<HostBuffer> bufs;
+  // The source's contents do not matter to a copy; the destination starts as poison like any output.
+  bufs.push_back({"src", ph, DType::i32, 0, ph.bytes, false, std::vector<uint8_t>(ph.bytes, 0x3C)});
+  HostBuffer dst{"dst", ph, DType::i32, 0, ph.bytes, false, {}};
+  dst.bytes.resize(ph.bytes);
+  fill_poison(dst.bytes, 0, ph.bytes, DType::i32, false);
+  bufs.push_back(std::move(dst));
+  return timed({d}, bufs, DType::i32, budget);
 }
 
 }  // namespace ts

@@ -4,6 +4,7 @@
 // A concrete backend supplies only the primitives below.
 #include <memory>
 #include <optional>
+#include <variant>
 #include <string>
 #include <vector>
 
@@ -71,11 +72,34 @@ std::optional<Grid> dispatch_grid(const Dispatch& d, uint32_t dflt, const Device
 // name without one trailing '_' (kernels write out_, cos_, sin_ where GLSL/WGSL reserve the word).
 std::string bound_tensor(const Dispatch& d, const std::string& array_name);
 
+// How long bench() times one dispatch chain: `warmup` untimed repetitions, then timed ones until
+// at least `min_reps` ran and `max_seconds` of wall time passed, or `max_reps` ran.
+struct TimingBudget {
+  uint32_t warmup = 3;
+  uint32_t min_reps = 5;
+  uint32_t max_reps = 1000;
+  double max_seconds = 0.5;
+};
+
+// Device time of one dispatch chain (a case's whole plan), from GPU timestamps around it.
+struct BenchTiming {
+  RunOutput::Status status = RunOutput::Status::ok;  // not ok: nothing was timed (message says why)
+  std::string message;
+  std::vector<double> seconds;  // one per timed repetition, in order
+  double median = 0, min = 0;
+};
+
 class GpuBackend : public Backend {
  public:
   static constexpr size_t kGuardBytes = 256;  // also a multiple of every min storage offset alignment
 
   RunOutput run(const OpDef& op, const Problem& p) final;
+  // Times the case's plan on the device (`touchstone bench`). The buffers are those run() makes,
+  // poisoned and guarded the same way, but nothing is compared: the caller judges the case with
+  // run() first, so a wrong kernel is never timed as a win.
+  BenchTiming bench(const OpDef& op, const Problem& p, const TimingBudget& budget);
+  // The bandwidth ceiling: a copy kernel (bench_copy.comp / .wgsl) reading and writing `bytes`.
+  BenchTiming bench_copy(uint64_t bytes, const TimingBudget& budget);
 
   // Kernel `kernel` (a Dispatch::kernel stem) compiled from `source` instead of the built-in text,
   // from the next run on (tests splice bugs in; users bring their own kernels).
@@ -88,7 +112,21 @@ class GpuBackend : public Backend {
   // Runs the plan over the buffers (all present by name). Throws Unsupported or std::exception.
   virtual void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
                        DType dtype) = 0;
+  // Runs the plan over the buffers once (as execute() does, without reading anything back), then
+  // repeats the dispatch chain alone, bracketed by device timestamps, within `budget`; returns the
+  // device seconds of each timed repetition. The one timing primitive of a backend: Vulkan a
+  // timestamp query pool, WebGPU the timestamp-query feature. Throws like execute().
+  virtual std::vector<double> time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
+                                        DType dtype, const TimingBudget& budget) = 0;
   uint32_t workgroup_size = 64;  // clamped to the device in fold_grid
+
+ private:
+  struct Prepared;
+  // Steps 1-3 of run(): the contract, the device limits, every tensor's physical form; a RunOutput
+  // when the case cannot run (rejected, unsupported, error).
+  std::variant<Prepared, RunOutput> prepare(const OpDef& op, const Problem& p);
+  BenchTiming timed(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                    const TimingBudget& budget);
 };
 
 // The accessors' view of every tensor bound through TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md): entry b

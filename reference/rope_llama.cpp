@@ -89,6 +89,8 @@ std::vector<BufferSpec> buffers(const Problem& p) {
   return {{"xq_out", p.inputs.at("xq").shape, p.dtype}, {"xk_out", p.inputs.at("xk").shape, p.dtype}};
 }
 
+double bytes_moved(const Problem& p) { return elementwise_bytes(p, {"xq", "xk"}); }
+
 // One invocation per output texel: all of xq_out's texels (tq), then all of xk_out's.
 std::vector<Dispatch> plan(const Problem& p) {
   const Shape &q = p.inputs.at("xq").shape, &k = p.inputs.at("xk").shape;
@@ -201,7 +203,8 @@ const OpDef& rope_llama_op() {
        int_var("Dk", 0, kMaxDim, "D", "xk head dim"),
        int_var("Sf", 0, kMaxDim, "S", "rows of freqs_cos/sin"),
        int_var("Df", 0, kMaxDim, "D/2", "columns of freqs_cos/sin")},
-      float_layouts({"xq", "xk", "freqs_cos", "freqs_sin", "xq_out", "xk_out"})};
+      float_layouts({"xq", "xk", "freqs_cos", "freqs_sin", "xq_out", "xk_out"}),
+      bytes_moved, nullptr};
   return op;
 }
 

@@ -49,6 +49,8 @@ class VulkanBackend : public GpuBackend {
  protected:
   const DeviceLimits& limits() const override;
   void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) override;
+  std::vector<double> time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                                const TimingBudget& budget) override;
 
  private:
   struct State;

@@ -11,6 +11,8 @@ enum class FrameType : uint8_t {
   run = 2,     // request: u32 header length, JSON header, raw data the header points into
   result = 3,  // reply to run: the read-back buffers' bytes, back to back, in buffer order, then snapshots
   error = 4,   // reply to anything: a UTF-8 message
+  time = 5,    // request: as run, the header with "timing"; runs once, then times the dispatch chain
+  times = 6,   // reply to time: float64 seconds of each timed repetition
 };
 
 struct Frame {

@@ -6,6 +6,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <regex>
 #include <span>
 
 #include <nlohmann/json.hpp>
@@ -297,13 +298,20 @@ void WebGpuBackend::start() {
   info_.capabilities.push_back(cat("max-texture-3d=", limits_.max_image_3d));
   for (auto& [format, why] : formats_) info_.capabilities.push_back(cat(why.empty() ? "texture3d:" : "no-texture3d:", format));
   if (a.value("isFallbackAdapter", false)) info_.capabilities.push_back("fallback-adapter");
+  // WebGPU exposes no adapter type; Dawn's software adapters are the fallback adapter, or Mesa's
+  // llvmpipe (lavapipe) and SwiftShader behind its Vulkan backend. bench picks its sizes by this.
+  const std::string desc = a.value("description", "") + " " + a.value("device", "") + " " + a.value("architecture", "");
+  static const std::regex cpu_names("llvmpipe|lavapipe|swiftshader", std::regex::icase);
+  if (a.value("isFallbackAdapter", false) || std::regex_search(desc, cpu_names))
+    info_.capabilities.push_back("device-type=cpu");
   std::string flags;
   for (const json& fl : j.at("flags")) flags += cat(flags.empty() ? "" : " ", fl.get<std::string>());
   info_.capabilities.push_back(cat("dawn: ", flags));
   worker_ = std::move(w);
 }
 
-void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) {
+Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                          const TimingBudget* timing, std::vector<std::pair<size_t, std::string>>& snapshots) {
   if (dtype == DType::f16 && !limits_.f16)
     throw Unsupported("webgpu: the adapter does not offer shader-f16, which float16 kernels need");
   // A worker lost in an earlier case is replaced here, before anything of this case is sent.
@@ -352,7 +360,6 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
   std::map<std::string, size_t> shader_index;  // by WGSL text and workgroup size
   std::map<std::vector<uint32_t>, size_t> metas;  // ts_meta contents -> buffer index
   size_t uniforms = 0;
-  std::vector<std::pair<size_t, std::string>> snapshots;  // (buffer, kernel after which it is copied)
   std::vector<bool> snapped(buffers.size(), false);
   for (const Dispatch& d : plan) {
     const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
@@ -428,6 +435,11 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
     head["dispatches"].push_back(std::move(dispatch));
   }
 
+  if (timing)
+    head["timing"] = {{"warmup", timing->warmup},
+                      {"minReps", timing->min_reps},
+                      {"maxReps", timing->max_reps},
+                      {"maxMs", timing->max_seconds * 1000}};
   const std::string header = head.dump();
   const uint32_t header_len = uint32_t(header.size());
   std::vector<std::span<const uint8_t>> parts = {
@@ -439,13 +451,23 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
   dispatches += plan.size();
   Frame reply;
   try {
-    reply = worker_->call(FrameType::run, parts, std::chrono::milliseconds(options_.timeout_ms));
+    // Timing runs until its budget is spent: the worker gets that on top of the usual timeout.
+    const auto limit = std::chrono::milliseconds(options_.timeout_ms) +
+                       std::chrono::milliseconds(timing ? uint64_t(timing->max_seconds * 1000) * 2 : 0);
+    reply = worker_->call(timing ? FrameType::time : FrameType::run, parts, limit);
   } catch (const WorkerLost&) {
     worker_.reset();  // the next case starts a fresh worker
     throw;
   }
   if (reply.type == FrameType::error) throw std::runtime_error(text_of(reply));
-  if (reply.type != FrameType::result) throw std::runtime_error("webgpu: the worker answered RUN with a wrong frame");
+  const FrameType want = timing ? FrameType::times : FrameType::result;
+  if (reply.type != want) throw std::runtime_error("webgpu: the worker answered with a wrong frame");
+  return reply;
+}
+
+void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) {
+  std::vector<std::pair<size_t, std::string>> snapshots;  // (buffer, kernel after which it is copied)
+  Frame reply = call(plan, buffers, dtype, nullptr, snapshots);
 
   size_t want = 0;
   for (const HostBuffer& b : buffers)
@@ -466,6 +488,18 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
     b.first_kernel = kernel;
     at += result_size(b);
   }
+}
+
+std::vector<double> WebGpuBackend::time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
+                                             DType dtype, const TimingBudget& budget) {
+  for (HostBuffer& b : buffers) b.read_back = false;  // nothing comes back but the times
+  std::vector<std::pair<size_t, std::string>> snapshots;
+  Frame reply = call(plan, buffers, dtype, &budget, snapshots);
+  if (reply.payload.size() % sizeof(double))
+    throw std::runtime_error(cat("webgpu: the worker returned ", reply.payload.size(), " bytes of times"));
+  std::vector<double> out(reply.payload.size() / sizeof(double));
+  if (!out.empty()) std::memcpy(out.data(), reply.payload.data(), reply.payload.size());
+  return out;
 }
 
 }  // namespace ts

@@ -7,7 +7,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4 };
+const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4, TIME: 5, TIMES: 6 };
+const TIMING_BATCH_MAX = 64;  // timed repetitions per submission
 const PIPELINE_CACHE_MAX = 256;
 
 const [modulesDir, ...userFlags] = process.argv.slice(1);
@@ -33,6 +34,8 @@ function dawnFlags(flags) {
     else if (f.slice(0, eq) === 'enable-dawn-features') enable.push(...f.slice(eq + 1).split(',').filter(Boolean));
     else keyed.set(f.slice(0, eq), f.slice(eq + 1));
   }
+  // Timestamps unrounded: Dawn quantizes them (to blunt timing attacks in browsers) unless told not to.
+  if (!keyed.has('disable-dawn-features')) keyed.set('disable-dawn-features', 'timestamp_quantization');
   const out = [...keyed].map(([k, v]) => `${k}=${v}`);
   if (enable.length) out.push(`enable-dawn-features=${[...new Set(enable)].join(',')}`);
   return out;
@@ -56,7 +59,8 @@ async function openDevice() {
   if (!adapter) throw new Error(`no WebGPU adapter (Dawn flags ${flags.join(' ')})`);
   const limits = {};
   for (const k in adapter.limits) if (typeof adapter.limits[k] === 'number') limits[k] = adapter.limits[k];
-  const wanted = ['shader-f16', 'subgroups'].filter((f) => adapter.features.has(f));
+  // timestamp-query: `touchstone bench` times dispatch chains on the device (TIME frames).
+  const wanted = ['shader-f16', 'subgroups', 'timestamp-query'].filter((f) => adapter.features.has(f));
   // The adapter's own limits, every one: defaults cap storage bindings at 128 MiB and more.
   const device = await adapter.requestDevice({ requiredFeatures: wanted, requiredLimits: limits });
   device.lost.then((info) => {
@@ -170,7 +174,7 @@ async function pipelineFor(device, shader) {
 // Records every dispatch of the case in order and submits it; returns the staging buffer that
 // receives the read-back buffers, back to back, then the snapshots (a dispatch's `snapshots`: buffers
 // copied right after it, which ends the compute pass there), or null when nothing is read back.
-function submit(device, head, shaders, bytes, made) {
+function submit(device, head, shaders, bytes, made, kept = {}) {
   const buffers = head.buffers.map((b) => {
     if (b.image) {
       const { format, extent, texel } = b.image;
@@ -210,8 +214,10 @@ function submit(device, head, shaders, bytes, made) {
       device.queue.writeBuffer(u, 0, bytes(d.uniform.bytes));
       entries.push({ binding: d.uniform.binding, resource: { buffer: u } });
     }
+    const group = device.createBindGroup({ layout, entries });
+    (kept.chain ??= []).push({ pipeline, group, groups: d.groups });
     pass.setPipeline(pipeline);
-    pass.setBindGroup(0, device.createBindGroup({ layout, entries }));
+    pass.setBindGroup(0, group);
     pass.dispatchWorkgroups(...d.groups);
     if (d.snapshots?.length) {
       pass.end();
@@ -238,7 +244,71 @@ function submit(device, head, shaders, bytes, made) {
   return staging;
 }
 
-async function run(device, payload) {
+// The dispatch chain that submit() recorded, again: each repetition one compute pass with a
+// timestamp at its beginning and end, a batch of them per submission (TIMING_BATCH_MAX at most),
+// after `warmup` untimed ones, until minReps ran and maxMs passed, or maxReps ran. Returns the
+// seconds of each timed repetition as float64s.
+async function timeChain(device, chain, timing, made) {
+  if (!device.features.has('timestamp-query'))
+    throw new Error('webgpu: the adapter does not offer timestamp-query, which timing needs');
+  const querySet = device.createQuerySet({ type: 'timestamp', count: 2 * TIMING_BATCH_MAX });
+  const resolve = device.createBuffer({ size: 16 * TIMING_BATCH_MAX, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const read = device.createBuffer({ size: 16 * TIMING_BATCH_MAX, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  made.push(querySet, resolve, read);
+  const batch = async (reps) => {
+    const enc = device.createCommandEncoder();
+    for (let r = 0; r < reps; ++r) {
+      const pass = enc.beginComputePass({
+        timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 },
+      });
+      for (const d of chain) {
+        pass.setPipeline(d.pipeline);
+        pass.setBindGroup(0, d.group);
+        pass.dispatchWorkgroups(...d.groups);
+      }
+      pass.end();
+    }
+    enc.resolveQuerySet(querySet, 0, 2 * reps, resolve, 0);
+    enc.copyBufferToBuffer(resolve, 0, read, 0, 16 * reps);
+    device.queue.submit([enc.finish()]);
+    await read.mapAsync(GPUMapMode.READ, 0, 16 * reps);
+    const stamps = new BigUint64Array(read.getMappedRange(0, 16 * reps).slice(0));
+    read.unmap();
+    const out = [];
+    for (let r = 0; r < reps; ++r) out.push(Number(stamps[2 * r + 1] - stamps[2 * r]) * 1e-9);  // ns; may be <= 0: the C++ side refuses it
+    return out;
+  };
+  const t0 = performance.now();
+  for (let left = timing.warmup; left > 0; left -= TIMING_BATCH_MAX) await batch(Math.min(left, TIMING_BATCH_MAX));
+  const seconds = [];
+  for (let n = 1; seconds.length < timing.maxReps; n = Math.min(2 * n, TIMING_BATCH_MAX)) {
+    if (seconds.length >= timing.minReps && performance.now() - t0 >= timing.maxMs) break;
+    seconds.push(...(await batch(Math.min(n, timing.maxReps - seconds.length))));
+  }
+  return Buffer.from(new Float64Array(seconds).buffer);
+}
+
+// Runs every error scope around `work` (a function that may await); throws every message caught.
+async function scoped(device, work) {
+  uncaptured.length = 0;
+  const scopes = ['internal', 'out-of-memory', 'validation'];
+  for (const s of scopes) device.pushErrorScope(s);
+  let result = null;
+  let thrown = null;
+  try {
+    result = await work();
+  } catch (e) {
+    thrown = e;
+  }
+  // Scopes pop in reverse order of their push, all of them, whatever happened above.
+  const errs = await Promise.all(scopes.map(() => device.popErrorScope()));
+  const msgs = errs.filter(Boolean).map((e) => e.message).concat(uncaptured);
+  if (msgs.length) throw new Error(msgs.join('\n'));
+  if (thrown) throw thrown;
+  return result;
+}
+
+async function run(device, payload, timed = false) {
   const headLen = payload.readUInt32LE(0);
   const head = JSON.parse(payload.toString('utf8', 4, 4 + headLen));
   const blob = payload.subarray(4 + headLen);
@@ -247,23 +317,11 @@ async function run(device, payload) {
   const shaders = [];
   for (const s of head.shaders) shaders.push(await pipelineFor(device, s));
 
-  uncaptured.length = 0;
-  const scopes = ['internal', 'out-of-memory', 'validation'];
-  for (const s of scopes) device.pushErrorScope(s);
   const made = [];
-  let staging = null;
-  let thrown = null;
+  const kept = {};
   try {
-    staging = submit(device, head, shaders, bytes, made);
-  } catch (e) {
-    thrown = e;
-  }
-  // Scopes pop in reverse order of their push, all of them, whatever happened above.
-  const errs = await Promise.all(scopes.map(() => device.popErrorScope()));
-  try {
-    const msgs = errs.filter(Boolean).map((e) => e.message).concat(uncaptured);
-    if (msgs.length) throw new Error(msgs.join('\n'));
-    if (thrown) throw thrown;
+    const staging = await scoped(device, async () => submit(device, head, shaders, bytes, made, kept));
+    if (timed) return await scoped(device, () => timeChain(device, kept.chain ?? [], head.timing, made));
     if (!staging) return Buffer.alloc(0);
     await staging.mapAsync(GPUMapMode.READ);
     const out = Buffer.from(staging.getMappedRange().slice(0));
@@ -310,6 +368,7 @@ async function main() {
     try {
       if (type === FRAME.INFO) send(FRAME.INFO, Buffer.from(JSON.stringify(info), 'utf8'));
       else if (type === FRAME.RUN) send(FRAME.RESULT, await run(device, payload));
+      else if (type === FRAME.TIME) send(FRAME.TIMES, await run(device, payload, true));
       else sendError(`webgpu worker: unknown frame type ${type}`);
     } catch (e) {
       sendError(`webgpu: ${e.message}`);
