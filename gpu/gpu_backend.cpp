@@ -61,6 +61,20 @@ void fill_poison(std::vector<uint8_t>& b, size_t off, size_t n, DType t, bool se
   for (size_t i = 0; i + es <= n; i += es) std::memcpy(b.data() + off + i, &bits, es);
 }
 
+constexpr uint32_t kGuardWord = 0x01010101u * kGuardByte;
+
+// The 32-bit word of a dtype's poison pattern repeated (elements of 1, 2 or 4 bytes tile a word
+// exactly); nullopt for 8-byte elements.
+std::optional<uint32_t> poison_word(DType t, bool second) {
+  const uint64_t bits = poison_bits(t, second);
+  switch (dtype_size(t)) {
+    case 1: return uint32_t(bits) * 0x01010101u;
+    case 2: return uint32_t(bits) | uint32_t(bits) << 16;
+    case 4: return uint32_t(bits);
+    default: return std::nullopt;
+  }
+}
+
 // Every byte of [guard][data, n bytes][rounding + guard] outside the data must still be the guard byte.
 GuardReport check_guards(const std::vector<uint8_t>& bytes, size_t n) {
   GuardReport g;
@@ -96,6 +110,17 @@ ScratchReport check_scratch(const HostBuffer& b, const BufferSpec& s) {
 }
 
 }  // namespace
+
+std::vector<std::pair<size_t, size_t>> HostBuffer::uploads() const {
+  std::vector<std::pair<size_t, size_t>> out;
+  size_t at = 0;
+  for (const Fill& f : fills) {
+    if (f.offset > at) out.emplace_back(at, f.offset - at);
+    at = std::max(at, f.offset + f.size);
+  }
+  if (bytes.size() > at) out.emplace_back(at, bytes.size() - at);
+  return out;
+}
 
 std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound) {
   std::vector<uint32_t> meta;
@@ -154,13 +179,32 @@ std::vector<HostBuffer> host_buffers(const Problem& p, const std::vector<BufferS
     const size_t padded = (n + 3) & ~size_t(3);
     b.offset = kGuardBytes;
     b.size = padded + kGuardBytes;
-    b.bytes.assign(kGuardBytes + padded + kGuardBytes, kGuardByte);
-    if (!s.init_from.empty()) {
-      std::vector<uint8_t> init = pack(p.inputs.at(s.init_from), ph.layout);
-      if (n) std::memcpy(b.bytes.data() + kGuardBytes, init.data(), n);  // an empty tensor's data() may be null
-    } else {
-      fill_poison(b.bytes, kGuardBytes, n, s.dtype, second);
+    const size_t total = kGuardBytes + padded + kGuardBytes;
+    // The guard bands and the poison are filled on the device (HostBuffer::fills); only a word
+    // shared by the tensor's last bytes and the guard, and an in-place tensor's data, come from here.
+    const std::optional<uint32_t> word = poison_word(s.dtype, second);
+    if (!s.init_from.empty() || !word) {
+      b.bytes.resize(total);
+      std::memset(b.bytes.data() + kGuardBytes + n, kGuardByte, padded - n);
+      if (!s.init_from.empty()) {
+        std::vector<uint8_t> init = pack(p.inputs.at(s.init_from), ph.layout);
+        if (n) std::memcpy(b.bytes.data() + kGuardBytes, init.data(), n);  // an empty tensor's data() may be null
+      } else {
+        fill_poison(b.bytes, kGuardBytes, n, s.dtype, second);
+      }
+      b.fills = {{0, kGuardBytes, kGuardWord}, {kGuardBytes + padded, kGuardBytes, kGuardWord}};
+      bufs.push_back(std::move(b));
+      continue;
     }
+    b.bytes.resize(total);
+    const size_t whole = n & ~size_t(3);  // whole words of poison; the rest of the last word is guard
+    b.fills.push_back({0, kGuardBytes, kGuardWord});
+    if (whole) b.fills.push_back({kGuardBytes, whole, *word});
+    if (padded != whole) {
+      fill_poison(b.bytes, kGuardBytes + whole, n - whole, s.dtype, second);
+      std::memset(b.bytes.data() + kGuardBytes + n, kGuardByte, padded - n);
+    }
+    b.fills.push_back({kGuardBytes + padded, kGuardBytes, kGuardWord});
     bufs.push_back(std::move(b));
   }
   return bufs;

@@ -43,6 +43,17 @@ struct HostBuffer {
                       // visible: inside the range, a write past the end lands in the guard and is seen
   bool read_back = false;
   std::vector<uint8_t> bytes;
+  // Spans the device fills itself before the plan runs (guard bands, poison), so that their bytes
+  // never cross from the host: `word` repeated over [offset, offset + size), both multiples of 4.
+  // `bytes` keeps the buffer's full size (what is read back lands there), but inside a fill its
+  // contents are not uploaded (and not written by the host: unspecified until read back).
+  struct Fill {
+    size_t offset = 0, size = 0;
+    uint32_t word = 0;
+  };
+  std::vector<Fill> fills;  // ascending, disjoint; buffers only (never images)
+  // The spans of `bytes` that are uploaded: everything outside `fills`, in order.
+  std::vector<std::pair<size_t, size_t>> uploads() const;
   // Scratch: the backend also returns the buffer as it was right after the first dispatch that
   // binds it (in `first_use`, same layout as `bytes`, and that dispatch's kernel in `first_kernel`).
   // Later dispatches may rewrite scratch in place (sdpa's softmax), which would smear an unwritten

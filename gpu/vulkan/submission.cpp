@@ -67,8 +67,8 @@ void Submission::upload(const std::vector<HostBuffer>& host, uint64_t& allocatio
     else s.device = pool_.acquire(size, BufferPool::Role::device);
     if (!s.device.mapped) s.staging = pool_.acquire(size, BufferPool::Role::staging);
     if (h.snapshot) s.snapshot = pool_.acquire(size, BufferPool::Role::staging);
-    void* dst = s.device.mapped ? s.device.mapped : s.staging.mapped;
-    if (!h.bytes.empty()) std::memcpy(dst, h.bytes.data(), h.bytes.size());  // an empty vector's data() may be null
+    auto* dst = static_cast<uint8_t*>(s.device.mapped ? s.device.mapped : s.staging.mapped);
+    for (auto [at, n] : h.uploads()) std::memcpy(dst + at, h.bytes.data() + at, n);  // HostBuffer::fills: on the device
   }
 }
 
@@ -131,6 +131,7 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
   constexpr VkPipelineStageFlags kTransfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
   constexpr VkAccessFlags kShaderRW = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
   bool staged = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.staging.buffer; });
+  bool filled = std::any_of(host.begin(), host.end(), [](const HostBuffer& h) { return !h.fills.empty(); });
   auto copy = [&](size_t i, VkBuffer from, VkBuffer to) {
     VkBufferCopy region{0, 0, device_size(host[i])};
     dev_.fn.vkCmdCopyBuffer(cmd, from, to, 1, &region);
@@ -154,16 +155,24 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
   if (!images.empty())
     barrier(dev_, cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, images,
             VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
-  if (staged) {
+  if (staged || filled) {
     for (size_t i = 0; i < slots_.size(); ++i) {
       const Slot& s = slots_[i];
       if (s.image.image) {
         VkBufferImageCopy region = whole_image(host[i]);
         dev_.fn.vkCmdCopyBufferToImage(cmd, s.staging.buffer, s.image.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
                                        &region);
-      } else if (s.staging.buffer) {
-        copy(i, s.staging.buffer, s.device.buffer);
+        continue;
       }
+      if (s.staging.buffer) {  // the host's spans only: the fills' spans are written below, on the device
+        std::vector<VkBufferCopy> regions;
+        for (auto [at, n] : host[i].uploads()) regions.push_back({at, at, n});
+        if (host[i].bytes.empty()) regions.push_back({0, 0, device_size(host[i])});
+        if (!regions.empty())
+          dev_.fn.vkCmdCopyBuffer(cmd, s.staging.buffer, s.device.buffer, uint32_t(regions.size()), regions.data());
+      }
+      for (const HostBuffer::Fill& f : host[i].fills)
+        if (f.size) dev_.fn.vkCmdFillBuffer(cmd, s.device.buffer, f.offset, f.size, f.word);
     }
     barrier(dev_, cmd, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, kCompute, kShaderRW, images,
             VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);

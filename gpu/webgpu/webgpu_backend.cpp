@@ -154,6 +154,9 @@ class Blob {
   size_t size_ = 0;
 };
 
+// A span of a buffer's initial bytes: [offset in the buffer, offset in the data, length].
+json chunk(size_t buffer_offset, const json& data) { return json::array({buffer_offset, data[0], data[1]}); }
+
 std::string text_of(const Frame& f) { return std::string(f.payload.begin(), f.payload.end()); }
 
 }  // namespace
@@ -324,7 +327,12 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
     const HostBuffer& b = buffers[i];
     buffer_index[b.name] = i;
     if (!b.image()) {
-      head["buffers"].push_back({{"size", padded_size(b.bytes.size())}, {"init", blob.add(b.bytes)}, {"read", b.read_back}});
+      // Only the host's spans travel; guard bands and poison are filled by the worker (HostBuffer::fills).
+      json init = json::array(), fill = json::array();
+      for (auto [at, n] : b.uploads()) init.push_back(chunk(at, blob.add(std::span<const uint8_t>(b.bytes.data() + at, n))));
+      for (const HostBuffer::Fill& f : b.fills) fill.push_back({f.offset, f.size, f.word});
+      head["buffers"].push_back({{"size", padded_size(b.bytes.size())}, {"init", std::move(init)}, {"fill", std::move(fill)},
+                                 {"read", b.read_back}});
       continue;
     }
     if (b.snapshot) throw std::runtime_error(cat("webgpu: scratch tensor ", b.name, " cannot be an image"));
@@ -341,7 +349,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
                             " texture (sampled and write-only storage), which Dawn refuses here: ",
                             f == formats_.end() ? "not probed" : f->second));
     head["buffers"].push_back({{"size", b.bytes.size()},
-                               {"init", blob.add(b.bytes)},
+                               {"init", json::array({chunk(0, blob.add(std::span<const uint8_t>(b.bytes)))})},
                                {"read", b.read_back},
                                {"image", {{"format", format},
                                           {"extent", {b.phys.extent[0], b.phys.extent[1], b.phys.extent[2]}},
@@ -395,7 +403,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
       if (added) {
         const auto* raw = reinterpret_cast<const uint8_t*>(m->first.data());
         head["buffers"].push_back({{"size", padded_size(m->first.size() * 4)},
-                                   {"init", blob.add(std::span<const uint8_t>(raw, m->first.size() * 4))},
+                                   {"init", json::array({chunk(0, blob.add(std::span<const uint8_t>(raw, m->first.size() * 4)))})},
                                    {"read", false}});
       }
       meta_index = m->second;

@@ -180,17 +180,30 @@ function submit(device, head, shaders, bytes, made, kept = {}) {
       const { format, extent, texel } = b.image;
       const tex = device.createTexture({ dimension: '3d', size: extent, format, usage: imageUsage() });
       made.push(tex);
-      if (b.init[1]) {
-        device.queue.writeTexture({ texture: tex }, bytes(b.init),
+      const [, off, len] = b.init[0] ?? [0, 0, 0];
+      if (len) {
+        device.queue.writeTexture({ texture: tex }, bytes([off, len]),
                                   { bytesPerRow: extent[0] * texel, rowsPerImage: extent[1] }, extent);
       }
       return tex;
     }
+    // Written while mapped at creation: the host's spans copied in, guard bands and poison filled
+    // here (`fill`), so those bytes never cross the pipe.
+    const fills = b.fill ?? [];
+    const mapped = b.init.length > 0 || fills.length > 0;
     const buf = device.createBuffer({
       size: b.size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+      mappedAtCreation: mapped,
     });
     made.push(buf);
-    if (b.init[1]) device.queue.writeBuffer(buf, 0, bytes(b.init));
+    if (mapped) {
+      const range = buf.getMappedRange();
+      const u8 = new Uint8Array(range);
+      for (const [at, off, len] of b.init) u8.set(bytes([off, Math.min(len, b.size - at)]), at);
+      const u32 = new Uint32Array(range);
+      for (const [at, size, word] of fills) u32.fill(word, at / 4, (at + size) / 4);
+      buf.unmap();
+    }
     return buf;
   });
   const reads = head.buffers.map((b, i) => [b, i]).filter(([b]) => b.read);
