@@ -5,6 +5,8 @@
 #include <cstring>
 #include <map>
 
+#include "core/profile.h"
+
 namespace ts {
 
 namespace {
@@ -292,10 +294,14 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   std::map<std::string, Physical>& phys = pr.phys;
   // 3. Host images of every buffer.
   auto host_buffers = [&](bool second) { return ts::host_buffers(p, specs, phys, second); };
-  std::vector<HostBuffer> bufs = host_buffers(false);
+  std::vector<HostBuffer> bufs = [&] {
+    Phase ph("gpu: host buffers (pack, poison)");
+    return host_buffers(false);
+  }();
 
   // 4. Run. Primitives report missing capabilities as Unsupported, everything else as errors.
   try {
+    Phase ph("gpu: execute");
     execute(plan, bufs, p.dtype);
   } catch (const Unsupported& e) {
     return fail(RunOutput::Status::unsupported, e.what());
@@ -307,6 +313,7 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   // padding lane not zero a write past the packed dimension; scratch holds no poison after its first
   // writer.
   RunOutput r;
+  Phase unpacking("gpu: outputs (unpack, guards)");
   for (auto& s : specs) {
     auto it = std::find_if(bufs.begin(), bufs.end(), [&](const HostBuffer& b) { return b.name == s.name; });
     GuardReport& g = r.guards[s.name];

@@ -4,6 +4,7 @@
 
 #include "core/embedded.h"
 #include "gpu/gpu_backend.h"
+#include "core/profile.h"
 #include "gpu/vulkan/compiler.h"
 
 namespace ts::vk {
@@ -57,6 +58,7 @@ const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_
   }
   // Separate parts so that compiler messages say "axpy.comp:3" rather than a line of the whole text.
   Program p;
+  Phase ph("vulkan: glslang compile, reflect");
   p.spirv = compile_compute(
       {{"preamble.glsl", preamble}, {"defines", defines}, {"accessors", accessors}, {d.kernel + ".comp", source}}, d.kernel);
   p.reflection = reflect(p.spirv, d.kernel);

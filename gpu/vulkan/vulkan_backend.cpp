@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/profile.h"
 #include "gpu/vulkan/context.h"
 #include "gpu/vulkan/images.h"
 #include "gpu/vulkan/pipelines.h"
@@ -186,7 +187,10 @@ struct VulkanBackend::State {
     if (!gpu) gpu = std::make_unique<vk::Gpu>(adapter);
     std::vector<vk::Step> steps;
     std::vector<std::vector<uint32_t>> metas(plan.size());
-    for (size_t i = 0; i < plan.size(); ++i) steps.push_back(prepare(plan[i], buffers, dtype, wg, metas[i]));
+    {
+      Phase ph("vulkan: programs, pipelines");
+      for (size_t i = 0; i < plan.size(); ++i) steps.push_back(prepare(plan[i], buffers, dtype, wg, metas[i]));
+    }
     for (const HostBuffer& h : buffers)
       if (h.image()) vk::check_image_support(adapter, h);
     // Each dispatch's ts_meta rides along as one more (input) buffer, removed again before returning.
@@ -209,10 +213,17 @@ struct VulkanBackend::State {
       buffers.push_back(std::move(m));
     }
     auto work = std::make_unique<vk::Submission>(gpu->device, gpu->buffers, gpu->images);
-    work->upload(buffers, allocations);
-    VkResult r = work->submit(steps, buffers);
-    dispatches += steps.size();
-    await(r, work, plan);
+    {
+      Phase ph("vulkan: upload (host copies)");
+      work->upload(buffers, allocations);
+    }
+    {
+      Phase ph("vulkan: record, submit, wait");
+      VkResult r = work->submit(steps, buffers);
+      dispatches += steps.size();
+      await(r, work, plan);
+    }
+    Phase ph("vulkan: read back / timing");
     then(work, steps);
   }
 

@@ -13,6 +13,7 @@
 
 #include "core/contract.h"
 #include "core/embedded.h"
+#include "core/profile.h"
 #include "gpu/webgpu/locate.h"
 #include "gpu/webgpu/worker_process.h"
 
@@ -320,6 +321,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
   // A worker lost in an earlier case is replaced here, before anything of this case is sent.
   if (!worker_) start();
 
+  std::optional<Phase> building(std::in_place, "webgpu: request (header, spans)");
   Blob blob;
   json head = {{"shaders", json::array()}, {"buffers", json::array()}, {"dispatches", json::array()}};
   std::map<std::string, size_t> buffer_index;
@@ -457,6 +459,8 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
 
   allocations += buffers.size() + metas.size() + uniforms;
   dispatches += plan.size();
+  building.reset();
+  Phase ph("webgpu: worker round trip");
   Frame reply;
   try {
     // Timing runs until its budget is spent: the worker gets that on top of the usual timeout.
@@ -476,6 +480,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
 void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) {
   std::vector<std::pair<size_t, std::string>> snapshots;  // (buffer, kernel after which it is copied)
   Frame reply = call(plan, buffers, dtype, nullptr, snapshots);
+  Phase ph("webgpu: results");
 
   size_t want = 0;
   for (const HostBuffer& b : buffers)
