@@ -90,6 +90,48 @@ async function openDevice() {
 const uncaptured = [];
 const pipelines = new Map();
 
+// Buffers are recycled across cases, by usage and power-of-two capacity (at most POOL_MAX_BYTES
+// idle), so a sweep's steady state allocates nothing on the device: on a discrete GPU a buffer's
+// allocation costs more than a small case's whole dispatch. A recycled buffer's contents are a
+// previous case's: every byte a case's bindings or copies can reach is written first (below).
+const POOL_MAX_BYTES = 2 ** 30;
+const idle = new Map();  // `${usage}/${capacity}` -> [GPUBuffer]
+let idleBytes = 0;
+function acquire(device, size, usage, made) {
+  const capacity = Math.max(256, 2 ** Math.ceil(Math.log2(Math.max(size, 1))));
+  const key = `${usage}/${capacity}`;
+  let buffer = idle.get(key)?.pop();
+  if (buffer) idleBytes -= capacity;
+  else buffer = device.createBuffer({ size: capacity, usage });
+  made.push({ buffer, key, capacity });
+  return buffer;
+}
+// After a case: recycled buffers go back to the pool (unless the case had an error, when nothing
+// is trusted), everything else is destroyed.
+function release(made, ok) {
+  for (const m of made) {
+    if (!m.key) m.destroy();
+    else if (ok && idleBytes + m.capacity <= POOL_MAX_BYTES) {
+      if (!idle.has(m.key)) idle.set(m.key, []);
+      idle.get(m.key).push(m.buffer);
+      idleBytes += m.capacity;
+    } else m.buffer.destroy();
+  }
+}
+
+// Fill patterns are written from one scratch array, grown as needed (writeBuffer copies at once).
+let scratch = new Uint32Array(0);
+function writeWord(device, buffer, at, size, word) {
+  for (let done = 0; done < size;) {
+    const n = Math.min(size - done, 64 << 20);
+    if (scratch.byteLength < n) scratch = new Uint32Array(Math.max(n, 2 * scratch.byteLength) / 4);
+    const view = scratch.subarray(0, n / 4);
+    view.fill(word);
+    device.queue.writeBuffer(buffer, at + done, view);
+    done += n;
+  }
+}
+
 // The texture formats of texture3d tensors (gpu/webgpu/accessors.cpp): float32, float16, and
 // bfloat16 as raw 16-bit words. Each must make a 3-D texture that kernels read with textureLoad and
 // write as a write-only storage texture; the reply maps each to null, or to Dawn's reason why not.
@@ -187,32 +229,30 @@ function submit(device, head, shaders, bytes, made, kept = {}) {
       }
       return tex;
     }
-    // Written while mapped at creation: the host's spans copied in, guard bands and poison filled
-    // here (`fill`), so those bytes never cross the pipe.
-    const fills = b.fill ?? [];
-    const mapped = b.init.length > 0 || fills.length > 0;
-    const buf = device.createBuffer({
-      size: b.size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-      mappedAtCreation: mapped,
-    });
-    made.push(buf);
-    if (mapped) {
-      const range = buf.getMappedRange();
-      const u8 = new Uint8Array(range);
-      for (const [at, off, len] of b.init) u8.set(bytes([off, Math.min(len, b.size - at)]), at);
-      const u32 = new Uint32Array(range);
-      for (const [at, size, word] of fills) u32.fill(word, at / 4, (at + size) / 4);
-      buf.unmap();
+    // The host's spans copied in, guard bands and poison filled here (`fill`, so those bytes never
+    // cross the pipe), and the rest of the case's `size` bytes zeroed: a recycled buffer holds a
+    // previous case's data, and an input's last texel may reach past its end.
+    const buf = acquire(device, b.size, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, made);
+    let end = 0;
+    for (const [at, off, len] of b.init) {
+      const n = Math.min(len, b.size - at);
+      if (n) device.queue.writeBuffer(buf, at, bytes([off, n]));
+      end = Math.max(end, at + n);
     }
+    for (const [at, size, word] of b.fill ?? []) {
+      if (size) writeWord(device, buf, at, size, word);
+      end = Math.max(end, at + size);
+    }
+    if (end < b.size) writeWord(device, buf, end, b.size - end, 0);
     return buf;
   });
   const reads = head.buffers.map((b, i) => [b, i]).filter(([b]) => b.read);
   const snapshots = head.dispatches.flatMap((d) => d.snapshots ?? []);
   const total = reads.reduce((n, [b]) => n + resultSize(b), 0) + snapshots.reduce((n, i) => n + head.buffers[i].size, 0);
   let staging = null;
+  kept.total = total;
   if (total) {
-    staging = device.createBuffer({ size: total, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    made.push(staging);
+    staging = acquire(device, total, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, made);
   }
   let at = reads.reduce((n, [b]) => n + resultSize(b), 0);  // snapshots go after the read-back buffers
   const enc = device.createCommandEncoder();
@@ -222,10 +262,9 @@ function submit(device, head, shaders, bytes, made, kept = {}) {
     const entries = d.binds.map(([binding, index, offset, size]) =>
       ({ binding, resource: head.buffers[index].image ? buffers[index].createView() : { buffer: buffers[index], offset, size } }));
     if (d.uniform) {
-      const u = device.createBuffer({ size: d.uniform.bytes[1], usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-      made.push(u);
+      const u = acquire(device, d.uniform.bytes[1], GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, made);
       device.queue.writeBuffer(u, 0, bytes(d.uniform.bytes));
-      entries.push({ binding: d.uniform.binding, resource: { buffer: u } });
+      entries.push({ binding: d.uniform.binding, resource: { buffer: u, offset: 0, size: d.uniform.bytes[1] } });
     }
     const group = device.createBindGroup({ layout, entries });
     (kept.chain ??= []).push({ pipeline, group, groups: d.groups });
@@ -332,16 +371,21 @@ async function run(device, payload, timed = false) {
 
   const made = [];
   const kept = {};
+  let ok = false;
   try {
     const staging = await scoped(device, async () => submit(device, head, shaders, bytes, made, kept));
-    if (timed) return await scoped(device, () => timeChain(device, kept.chain ?? [], head.timing, made));
-    if (!staging) return Buffer.alloc(0);
-    await staging.mapAsync(GPUMapMode.READ);
-    const out = Buffer.from(staging.getMappedRange().slice(0));
-    staging.unmap();
+    let out = Buffer.alloc(0);
+    if (timed) {
+      out = await scoped(device, () => timeChain(device, kept.chain ?? [], head.timing, made));
+    } else if (staging) {
+      await staging.mapAsync(GPUMapMode.READ, 0, kept.total);
+      out = Buffer.from(staging.getMappedRange(0, kept.total).slice(0));
+      staging.unmap();
+    }
+    ok = true;
     return out;
   } finally {
-    for (const b of made) b.destroy();
+    release(made, ok);
   }
 }
 
