@@ -167,6 +167,7 @@ int cmd_bench(const BenchOptions& o) {
     const DeviceInfo info = s.backend->info();
     quick[s.name] = o.size.empty() ? cpu_device(info) : o.size == "quick";
     auto* gpu = dynamic_cast<GpuBackend*>(s.backend.get());
+    if (!gpu) continue;  // every backend is a GPU backend; one that is not has nothing to time
     Copy c{s.name, quick[s.name] ? kCopyBytesQuick : kCopyBytesFull, {}};
     c.timing = gpu->bench_copy(c.bytes, budget);
     std::printf("%s: %s, %s sizes; copy %llu MiB: %s\n", s.name.c_str(), info.name.c_str(),
@@ -185,6 +186,7 @@ int cmd_bench(const BenchOptions& o) {
       if (!s.backend) continue;
       const Case& base = quick[s.name] ? *w.quick : *w.full;
       auto* gpu = dynamic_cast<GpuBackend*>(s.backend.get());
+      if (!gpu) continue;
       for (const Case& c : implementations(base)) {
         if (!selected(c)) continue;
         const std::string id = c.id();
@@ -235,7 +237,7 @@ int cmd_bench(const BenchOptions& o) {
       if (c.backend == backend && c.timing.status == RunOutput::Status::ok) return &c;
     return nullptr;
   };
-  std::printf("\n%-44s %-7s %-7s %-8s %10s %10s %9s %7s %12s %8s  %s\n", "workload", "impl", "backend", "dtype",
+  std::printf("\n%-52s %-7s %-7s %-8s %10s %10s %9s %7s %12s %8s  %s\n", "workload", "impl", "backend", "dtype",
               "us median", "us min", "GB/s", "% copy", "GFLOP|GOP/s", "speedup", "verdict");
   for (const Row& r : rows) {
     std::string med = "-", mn = "-", gbps = "-", pct = "-", gops = "-", speed = "-";
@@ -250,7 +252,7 @@ int cmd_bench(const BenchOptions& o) {
       if (r.ops) gops = cat(fixed(*r.ops / r.timing.median / 1e9, 1), r.integer ? " GOP" : " GF");
       if (r.speedup) speed = cat(fixed(*r.speedup, 2), "x");
     }
-    std::printf("%-44s %-7s %-7s %-8s %10s %10s %9s %7s %12s %8s  %s\n", r.workload.c_str(),
+    std::printf("%-52s %-7s %-7s %-8s %10s %10s %9s %7s %12s %8s  %s\n", r.workload.c_str(),
                 r.impl.empty() ? "-" : r.impl.c_str(), r.backend.c_str(), r.dtype.c_str(), med.c_str(), mn.c_str(),
                 gbps.c_str(), pct.c_str(), gops.c_str(), speed.c_str(), std::string(outcome_name(r.outcome)).c_str());
     if (!r.detail.empty()) std::printf("    %s: %s\n", r.id.c_str(), r.detail.c_str());
