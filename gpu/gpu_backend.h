@@ -109,8 +109,9 @@ class GpuBackend : public Backend {
   // poisoned and guarded the same way, but nothing is compared: the caller judges the case with
   // run() first, so a wrong kernel is never timed as a win.
   BenchTiming bench(const OpDef& op, const Problem& p, const TimingBudget& budget);
-  // The bandwidth ceiling: a copy kernel (bench_copy.comp / .wgsl) reading and writing `bytes`.
-  BenchTiming bench_copy(uint64_t bytes, const TimingBudget& budget);
+  // The bandwidth ceiling: a copy kernel (bench_copy.comp / .wgsl) reading and writing `bytes`,
+  // lowered to what one binding of the device may hold (`bytes` says what was copied).
+  BenchTiming bench_copy(uint64_t& bytes, const TimingBudget& budget);
 
   // Kernel `kernel` (a Dispatch::kernel stem) compiled from `source` instead of the built-in text,
   // from the next run on (tests splice bugs in; users bring their own kernels).
