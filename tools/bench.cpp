@@ -14,6 +14,7 @@
 #include "goldens/files.h"
 #include "gpu/gpu_backend.h"
 #include "tools/backends.h"
+#include "tools/bench.h"
 #include "tools/commands.h"
 #include "tools/report_file.h"
 #include "tools/report_json.h"
@@ -112,6 +113,18 @@ nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*
 
 }  // namespace
 
+JudgedTiming judge_then_time(const Expected& e, GpuBackend& backend, const TimingBudget& budget) {
+  JudgedTiming j;
+  const CaseResult judged = judge(e, backend);
+  j.outcome = judged.outcome;
+  j.detail = judged.outcome == Outcome::rejected ? cat("rejected: ", judged.rule) : judged.detail;
+  if (judged.outcome != Outcome::pass) return j;
+  j.timing = backend.bench(*e.op, e.problem, budget);
+  j.timed = j.timing.status == RunOutput::Status::ok;
+  if (!j.timed) j.detail = cat("not timed: ", j.timing.message);
+  return j;
+}
+
 int cmd_bench(const BenchOptions& o) {
   // Every usage error before a backend opens: names, the regex, the ids, the report path.
   for (const std::string& n : o.ops)
@@ -207,13 +220,12 @@ int cmd_bench(const BenchOptions& o) {
         r.backend = s.name;
         r.dtype = dtype_name(c.dtype);
         const OpDef& op = *e->second.op;
-        CaseResult judged = judge(e->second, *s.backend);
-        r.outcome = judged.outcome;
-        r.detail = judged.outcome == Outcome::rejected ? cat("rejected: ", judged.rule) : judged.detail;
-        if (judged.outcome == Outcome::pass) {
-          r.timing = gpu->bench(op, e->second.problem, budget);
-          r.timed = r.timing.status == RunOutput::Status::ok;
-          if (!r.timed) r.detail = cat("not timed: ", r.timing.message);
+        JudgedTiming jt = judge_then_time(e->second, *gpu, budget);
+        r.outcome = jt.outcome;
+        r.detail = jt.detail;
+        r.timed = jt.timed;
+        r.timing = std::move(jt.timing);
+        if (r.outcome == Outcome::pass) {
           if (op.bytes_moved) r.bytes = op.bytes_moved(e->second.problem);
           if (op.flops) r.ops = op.flops(e->second.problem);
           r.integer = !is_float(c.dtype);
