@@ -59,6 +59,10 @@ class Backend {
   // "vulkan", "webgpu": what judge() stamps on every result, without building info() per case.
   virtual std::string_view kind() const = 0;
   virtual RunOutput run(const OpDef& op, const Problem& p) = 0;
+  // A hint that run(op, p) comes soon: a backend may start compiling its kernels in the background
+  // (on a GPU driver a pipeline takes ~0.1 s, most of a sweep's time). Called from the thread that
+  // calls run(); never fails (a kernel that does not compile reports itself in run()).
+  virtual void warm(const OpDef& op, const Problem& p) {}
 
   // Incremented by implementations on every device allocation / dispatch.
   uint64_t allocations = 0;

@@ -13,6 +13,7 @@ const std::vector<const OpDef*>& all_ops() {
       &sdpa_op(),
       &q8ta_linear_op(),
       &q8ta_add_op(),
+      &q8ta_conv2d_op(),
   };
   return ops;
 }

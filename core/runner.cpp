@@ -126,6 +126,7 @@ CaseResult judge(const Expected& e, Backend& backend) {
     return done(Outcome::unexpected_reject, cat(r.backend, " rejects a valid case: ", out.violation.message));
   if (out.status == S::unsupported) return done(Outcome::unsupported, out.message);
 
+  for (const Dispatch& d : e.op->plan(e.problem)) r.kernels += cat(r.kernels.empty() ? "" : " + ", d.kernel);
   std::string detail;
   // Scratch first: an unwritten intermediate is the cause of whatever the outputs show.
   bool scratch_unwritten = false;
@@ -165,6 +166,7 @@ CaseResult judge(const Expected& e, Backend& backend) {
     if (!rep.ok()) detail += (detail.empty() ? "" : "; ") + describe_failure(rep, it->second, scratch_unwritten);
     r.reports.push_back(std::move(rep));
   }
+  if (!detail.empty()) detail += cat(" (ran ", r.kernels, ")");
   return done(detail.empty() ? Outcome::pass : Outcome::fail, detail);
 }
 

@@ -43,6 +43,9 @@ struct CaseResult {
   std::vector<CompareReport> reports;
   std::map<std::string, GuardReport> guards;
   std::map<std::string, uint64_t> digests;  // fnv1a64 of each output's bytes: same bytes on a rerun
+  // The kernels the case ran, in dispatch order, joined by " + ": which implementation an impl=auto
+  // (or any) case took. Empty when no plan ran (rejected, error, unsupported).
+  std::string kernels;
   double worst = 0;                   // max |err| / allowed over outputs (<= 1 passes)
   double seconds = 0;
 };

@@ -113,41 +113,6 @@ ScratchReport check_scratch(const HostBuffer& b, const BufferSpec& s) {
 
 }  // namespace
 
-std::vector<std::pair<size_t, size_t>> HostBuffer::uploads() const {
-  std::vector<std::pair<size_t, size_t>> out;
-  size_t at = 0;
-  for (const Fill& f : fills) {
-    if (f.offset > at) out.emplace_back(at, f.offset - at);
-    at = std::max(at, f.offset + f.size);
-  }
-  if (bytes.size() > at) out.emplace_back(at, bytes.size() - at);
-  return out;
-}
-
-std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound) {
-  std::vector<uint32_t> meta;
-  for (auto& [binding, b] : bound) {
-    if (meta.size() < 4 * (size_t(binding) + 1)) meta.resize(4 * (size_t(binding) + 1), 0);
-    const Nchw& d = b->phys.dims;
-    for (int64_t v : {d.w, d.h, d.c, d.n})
-      if (v < 0 || v > int64_t(UINT32_MAX))
-        throw std::runtime_error(cat("tensor ", b->name, ": dimension ", v, " does not fit a 32-bit accessor"));
-    meta[4 * binding + 0] = uint32_t(d.w);
-    meta[4 * binding + 1] = uint32_t(d.h);
-    meta[4 * binding + 2] = uint32_t(d.c);
-    meta[4 * binding + 3] = uint32_t(d.n);
-  }
-  if (meta.empty()) meta.resize(4, 0);
-  return meta;
-}
-
-// A case ready to run: its plan, buffer specs, and every tensor's physical form.
-struct GpuBackend::Prepared {
-  std::vector<Dispatch> plan;
-  std::vector<BufferSpec> specs;
-  std::map<std::string, Physical> phys;
-};
-
 namespace {
 
 // Host images of every buffer: inputs packed into their layouts, outputs and scratch poisoned
@@ -214,7 +179,37 @@ std::vector<HostBuffer> host_buffers(const Problem& p, const std::vector<BufferS
 
 }  // namespace
 
-std::variant<GpuBackend::Prepared, RunOutput> GpuBackend::prepare(const OpDef& op, const Problem& p) {
+std::vector<std::pair<size_t, size_t>> HostBuffer::uploads() const {
+  std::vector<std::pair<size_t, size_t>> out;
+  size_t at = 0;
+  for (const Fill& f : fills) {
+    if (f.offset > at) out.emplace_back(at, f.offset - at);
+    at = std::max(at, f.offset + f.size);
+  }
+  if (bytes.size() > at) out.emplace_back(at, bytes.size() - at);
+  return out;
+}
+
+std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound) {
+  std::vector<uint32_t> meta;
+  for (auto& [binding, b] : bound) {
+    if (meta.size() < 4 * (size_t(binding) + 1)) meta.resize(4 * (size_t(binding) + 1), 0);
+    const Nchw& d = b->phys.dims;
+    for (int64_t v : {d.w, d.h, d.c, d.n})
+      if (v < 0 || v > int64_t(UINT32_MAX))
+        throw std::runtime_error(cat("tensor ", b->name, ": dimension ", v, " does not fit a 32-bit accessor"));
+    meta[4 * binding + 0] = uint32_t(d.w);
+    meta[4 * binding + 1] = uint32_t(d.h);
+    meta[4 * binding + 2] = uint32_t(d.c);
+    meta[4 * binding + 3] = uint32_t(d.n);
+  }
+  if (meta.empty()) meta.resize(4, 0);
+  return meta;
+}
+
+// Steps 1 and 2 of run(): the contract, the device's limits and every tensor's physical form, all
+// before any allocation. A verdict other than "go on" comes back as the RunOutput to return.
+std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, Laid& laid) const {
   // 1. The contract, exactly as the reference checks it.
   if (auto v = op.validate(p)) {
     RunOutput r;
@@ -232,10 +227,12 @@ std::variant<GpuBackend::Prepared, RunOutput> GpuBackend::prepare(const OpDef& o
                 cat("no ", dtype_name(p.dtype), " kernels on GPU backends"));
 
   // 2. Device limits, before any allocation: every dispatch must fit the grid and every buffer a binding.
-  std::vector<Dispatch> plan = op.plan(p);
+  std::vector<Dispatch>& plan = laid.plan;
+  plan = op.plan(p);
   if (plan.empty())  // an operator whose kernels are not written yet (q8ta_*): a stated gap, never PASS
     return fail(RunOutput::Status::unsupported, cat("no ", kind(), " kernel for ", op.name, " yet"));
-  std::vector<BufferSpec> specs = op.buffers(p);
+  std::vector<BufferSpec>& specs = laid.specs;
+  specs = op.buffers(p);
   for (const Dispatch& d : plan) {
     if (d.invocations >= (1ull << 32))
       return fail(RunOutput::Status::error, cat(op.name, ": dispatch ", d.kernel, " needs ", d.invocations,
@@ -250,13 +247,6 @@ std::variant<GpuBackend::Prepared, RunOutput> GpuBackend::prepare(const OpDef& o
   }
   if (lim.int_dot)
     for (Dispatch& d : plan) d.defines.push_back("TS_INT_DOT=1");
-  auto too_big = [&](const std::string& name, size_t bytes) -> std::optional<RunOutput> {
-    if (bytes > lim.max_buffer_bytes)
-      return fail(RunOutput::Status::unsupported, cat(op.name, ": tensor ", name, " (", bytes,
-                                                      " bytes) exceeds the device binding limit (",
-                                                      lim.max_buffer_bytes, " bytes)"));
-    return std::nullopt;
-  };
   // Every tensor's physical form; a texture the device cannot hold is UNSUPPORTED, naming the extent.
   auto physical_of = [&](const std::string& name, const Shape& shape, DType dtype) {
     Physical ph = physical(shape, dtype, p.layout(name));
@@ -270,28 +260,45 @@ std::variant<GpuBackend::Prepared, RunOutput> GpuBackend::prepare(const OpDef& o
                                 " is outside [1, ", lim.max_image_3d, "] (maxImageDimension3D)"));
     return ph;
   };
-  std::map<std::string, Physical> phys;
+  std::map<std::string, Physical>& phys = laid.phys;
   try {
-    for (auto& [name, t] : p.inputs) phys[name] = physical_of(name, t.shape, t.dtype);
-    for (auto& s : specs)  // scratch is no tensor of the case id: always a buffer
+    for (auto& [name, t] : p.inputs) {
+      phys[name] = physical_of(name, t.shape, t.dtype);
+      laid.dtypes[name] = t.dtype;
+    }
+    for (auto& s : specs) {  // scratch is no tensor of the case id: always a buffer
       phys[s.name] = s.role == BufferSpec::Role::scratch ? physical(s.shape, s.dtype, Layout::buffer)
                                                          : physical_of(s.name, s.shape, s.dtype);
+      laid.dtypes[s.name] = s.dtype;
+    }
   } catch (const Unsupported& e) {
     return fail(RunOutput::Status::unsupported, e.what());
   }
   for (auto& [name, ph] : phys)
-    if (auto r = too_big(name, ph.bytes)) return *r;
-  return Prepared{std::move(plan), std::move(specs), std::move(phys)};
+    if (ph.bytes > lim.max_buffer_bytes)
+      return fail(RunOutput::Status::unsupported, cat(op.name, ": tensor ", name, " (", ph.bytes,
+                                                      " bytes) exceeds the device binding limit (",
+                                                      lim.max_buffer_bytes, " bytes)"));
+  return std::nullopt;
 }
 
+void GpuBackend::warm(const OpDef& op, const Problem& p) {
+  try {
+    Laid laid;
+    if (lay_out(op, p, laid)) return;  // nothing will run
+    precompile(laid.plan, laid.phys, laid.dtypes, p.dtype);
+  } catch (const std::exception&) {
+    // run() meets the same problem and reports it as the case's outcome.
+  }
+}
 
 RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
-  auto prepared = prepare(op, p);
-  if (auto* r = std::get_if<RunOutput>(&prepared)) return std::move(*r);
-  Prepared& pr = std::get<Prepared>(prepared);
-  std::vector<Dispatch>& plan = pr.plan;
-  std::vector<BufferSpec>& specs = pr.specs;
-  std::map<std::string, Physical>& phys = pr.phys;
+  Laid laid;
+  if (std::optional<RunOutput> verdict = lay_out(op, p, laid)) return *verdict;
+  const std::vector<Dispatch>& plan = laid.plan;
+  const std::vector<BufferSpec>& specs = laid.specs;
+  const std::map<std::string, Physical>& phys = laid.phys;
+
   // 3. Host images of every buffer.
   auto host_buffers = [&](bool second) { return ts::host_buffers(p, specs, phys, second); };
   std::vector<HostBuffer> bufs = [&] {
@@ -398,17 +405,16 @@ BenchTiming GpuBackend::timed(const std::vector<Dispatch>& plan, std::vector<Hos
 }
 
 BenchTiming GpuBackend::bench(const OpDef& op, const Problem& p, const TimingBudget& budget) {
-  auto prepared = prepare(op, p);
-  if (auto* r = std::get_if<RunOutput>(&prepared)) {
+  Laid laid;
+  if (std::optional<RunOutput> r = lay_out(op, p, laid)) {
     BenchTiming t;
     t.status = r->status;
     t.message = r->status == RunOutput::Status::rejected ? cat("rejected: ", r->violation.rule) : r->message;
     return t;
   }
-  Prepared& pr = std::get<Prepared>(prepared);
-  std::vector<HostBuffer> bufs = host_buffers(p, pr.specs, pr.phys, false);
+  std::vector<HostBuffer> bufs = host_buffers(p, laid.specs, laid.phys, false);
   for (HostBuffer& b : bufs) b.snapshot = false;  // the chain alone is timed: no scratch copies inside it
-  return timed(pr.plan, bufs, p.dtype, budget);
+  return timed(laid.plan, bufs, p.dtype, budget);
 }
 
 BenchTiming GpuBackend::bench_copy(uint64_t& bytes, const TimingBudget& budget) {

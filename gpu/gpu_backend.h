@@ -2,9 +2,9 @@
 // The device-neutral half of a GPU backend, written once for Vulkan and WebGPU:
 // validate -> device limits -> poison + guard bands -> execute -> read back -> guard check.
 // A concrete backend supplies only the primitives below.
+#include <map>
 #include <memory>
 #include <optional>
-#include <variant>
 #include <string>
 #include <vector>
 
@@ -105,6 +105,7 @@ class GpuBackend : public Backend {
   static constexpr size_t kGuardBytes = 256;  // also a multiple of every min storage offset alignment
 
   RunOutput run(const OpDef& op, const Problem& p) final;
+  void warm(const OpDef& op, const Problem& p) final;
   // Times the case's plan on the device (`touchstone bench`). The buffers are those run() makes,
   // poisoned and guarded the same way, but nothing is compared: the caller judges the case with
   // run() first, so a wrong kernel is never timed as a win.
@@ -114,7 +115,8 @@ class GpuBackend : public Backend {
   BenchTiming bench_copy(uint64_t& bytes, const TimingBudget& budget);
 
   // Kernel `kernel` (a Dispatch::kernel stem) compiled from `source` instead of the built-in text,
-  // from the next run on (tests splice bugs in; users bring their own kernels).
+  // from the next run on (tests splice bugs in; users bring their own kernels). Its `#include
+  // "file"` lines resolve like the built-in text's (gpu/kernel_source.h).
   virtual void set_kernel_source(const std::string& kernel, std::string source) = 0;
   // The workgroup size of dispatches that do not ask for their own (Dispatch::workgroup).
   void set_workgroup_size(uint32_t size) { workgroup_size = size; }
@@ -124,6 +126,10 @@ class GpuBackend : public Backend {
   // Runs the plan over the buffers (all present by name). Throws Unsupported or std::exception.
   virtual void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
                        DType dtype) = 0;
+  // Starts compiling the plan's kernels for tensors of these forms (layout and dtype by tensor name)
+  // without waiting; execute() later finds them compiled. Errors are left for execute() to report.
+  virtual void precompile(const std::vector<Dispatch>& plan, const std::map<std::string, Physical>& forms,
+                          const std::map<std::string, DType>& dtypes, DType dtype) {}
   // Runs the plan over the buffers once (as execute() does, without reading anything back), then
   // repeats the dispatch chain alone, bracketed by device timestamps, within `budget`; returns the
   // device seconds of each timed repetition. The one timing primitive of a backend: Vulkan a
@@ -133,10 +139,13 @@ class GpuBackend : public Backend {
   uint32_t workgroup_size = 64;  // clamped to the device in fold_grid
 
  private:
-  struct Prepared;
-  // Steps 1-3 of run(): the contract, the device limits, every tensor's physical form; a RunOutput
-  // when the case cannot run (rejected, unsupported, error).
-  std::variant<Prepared, RunOutput> prepare(const OpDef& op, const Problem& p);
+  struct Laid {
+    std::vector<Dispatch> plan;  // with the backend's defines (TS_INT_DOT)
+    std::vector<BufferSpec> specs;
+    std::map<std::string, Physical> phys;  // every tensor, inputs and buffers, by name
+    std::map<std::string, DType> dtypes;
+  };
+  std::optional<RunOutput> lay_out(const OpDef& op, const Problem& p, Laid& laid) const;
   BenchTiming timed(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
                     const TimingBudget& budget);
 };

@@ -3,6 +3,8 @@
 // -128 and 127, saturation at both ends, bias present and absent, power-of-two scales whose ties
 // must round to even bit for bit, every layout and mixed layouts), and invalid cases that break
 // exactly one contract rule each.
+#include <tuple>
+
 #include "properties/gen_common.h"
 #include "reference/ops.h"
 
@@ -161,6 +163,115 @@ rc::Gen<Case> gen_q8ta_add(DType t, bool valid) {
             default: with(w, other, w);
           }
         }
+      }
+    }
+    c.seed = gen::seed();
+    return c;
+  });
+}
+
+// q8ta_conv2d: kernels 1x1, 3x3, 5x5, 1x7, 7x1 (sometimes any up to 4x4); strides 1-3, dilations
+// 1-2, paddings 0-3 on each axis independently of the kernel; groups 1, 2 and depthwise (channel
+// multiplier 1 or 2); channels around multiples of 4 (3, 4, 5, 8, 13); spatial sizes from the
+// smallest the window allows (1x1 outputs) up; both packed layouts (sometimes a buffer) on x and
+// out independently; every impl that applies.
+rc::Gen<Case> gen_q8ta_conv2d(DType t, bool valid) {
+  return rc::gen::exec([t, valid] {
+    Case c{"q8ta_conv2d", {}, t, "buffer", 0};
+    using Kernel = std::pair<int64_t, int64_t>;
+    const Kernel k = *weightedOneOf<Kernel>(
+        {{3, rc::gen::elementOf(std::vector<Kernel>{{1, 1}, {3, 3}, {5, 5}, {1, 7}, {7, 1}})},
+         {1, rc::gen::apply([](int64_t a, int64_t b) { return Kernel(a, b); }, inRange<int64_t>(1, 5), inRange<int64_t>(1, 5))}});
+    const auto channels = [] { return *weightedOneOf<int64_t>({{3, element<int64_t>(3, 4, 5, 8, 13)}, {1, inRange<int64_t>(1, 17)}}); };
+    const int mode = *weightedOneOf<int>({{3, just(0)}, {1, just(1)}, {2, just(2)}});  // groups 1, 2, depthwise
+    int64_t Ci = 0, Co = 0, groups = 1;
+    if (mode == 0) {
+      // Half the time a multiple of 4, where im2col applies.
+      Ci = *rc::gen::arbitrary<bool>() ? 4 * *element<int64_t>(1, 2, 3) : channels();
+      Co = channels();
+    } else if (mode == 1) {
+      groups = 2;
+      Ci = 2 * *element<int64_t>(1, 2, 3, 4, 6);
+      Co = 2 * *element<int64_t>(1, 2, 3, 4, 6);
+    } else {
+      Ci = groups = channels();
+      Co = Ci * *weightedOneOf<int64_t>({{3, just<int64_t>(1)}, {1, just<int64_t>(2)}});
+    }
+    auto small = [](int64_t lo, int64_t hi, int64_t w) { return *weightedOneOf<int64_t>({{w, just(lo)}, {1, inRange(lo, hi + 1)}}); };
+    const int64_t sh = small(1, 3, 2), sw = small(1, 3, 2), dh = small(1, 2, 3), dw = small(1, 2, 3);
+    const int64_t ph = small(0, 3, 1), pw = small(0, 3, 1);
+    // The smallest input the window allows (one output), then a few more rows.
+    auto extent = [](int64_t kk, int64_t s, int64_t p, int64_t d) {
+      const int64_t least = std::max<int64_t>(1, d * (kk - 1) + 1 - 2 * p);
+      return least + *weightedOneOf<int64_t>({{1, inRange<int64_t>(0, s)}, {3, inRange<int64_t>(0, 10)}});
+    };
+    const int64_t H = extent(k.first, sh, ph, dh), W = extent(k.second, sw, pw, dw);
+    c.set("C_in", Ci).set("C_out", Co).set("H", H).set("W", W).set("KH", k.first).set("KW", k.second);
+    if (*inRange(0, 5) == 0) c.set("N", 2);
+    if (groups != 1) c.set("groups", groups);
+    for (auto [name, v, dflt] : {std::tuple{"sh", sh, 1}, {"sw", sw, 1}, {"ph", ph, 0}, {"pw", pw, 0}, {"dh", dh, 1}, {"dw", dw, 1}})
+      if (v != dflt) c.set(name, v);
+    const bool im2col = groups == 1 && Ci % 4 == 0;
+    c.set("impl", im2col ? *element<std::string>("auto", "general", "im2col") : *element<std::string>("auto", "general"));
+    if (*inRange(0, 4) == 0) c.set("bias", "no");
+    if (int64_t zp = zero_point()) c.set("x_zp", zp);
+    quantization(c);
+    // x and out packed along C (the seed's layouts) each on its own, mostly; both plain buffers one
+    // time in eight; one of them a buffer now and then.
+    auto packed = [] { return *element<std::string>("int8_4c1w", "int8_4w4c"); };
+    std::string x = packed(), o = packed();
+    switch (*weightedOneOf<int>({{12, just(0)}, {2, just(1)}, {1, just(2)}, {1, just(3)}})) {
+      case 1: x = o = "buffer"; break;
+      case 2: x = "buffer"; break;
+      case 3: o = "buffer"; break;
+      default: break;
+    }
+    c.storage = "buffer";  // overrides in name order: the canonical text (Storage::text)
+    if (o != "buffer") c.storage += ";out=" + o;
+    if (x != "buffer") c.storage += ";x=" + x;
+    if (!valid) {
+      const int64_t g = *inRange<int64_t>(2, 5);
+      switch (rule(14)) {
+        case 0: c.set(*element<std::string>("N", "C_in", "C_out", "H", "W", "KH", "KW", "groups"), 0); break;
+        case 1: c.set(*element<std::string>("sh", "sw", "dh", "dw"), 0); break;
+        case 2: c.set(*element<std::string>("ph", "pw"), -*inRange<int64_t>(1, 4)); break;
+        case 3:
+          c.set("groups", g).set("C_in", g * *inRange<int64_t>(1, 4) + *inRange<int64_t>(1, g)).set("C_out", g * *inRange<int64_t>(1, 4));
+          c.set("impl", "general");
+          break;
+        case 4:
+          c.set("groups", g).set("C_in", g * *inRange<int64_t>(1, 4)).set("C_out", g * *inRange<int64_t>(1, 4) + *inRange<int64_t>(1, g));
+          c.set("impl", "general");
+          break;
+        case 5: c.set("Cw", (groups >= 1 ? Ci / groups : Ci) + *inRange<int64_t>(1, 4)); break;
+        case 6:  // past the int32-exact reduction length
+          c = Case{"q8ta_conv2d", {}, t, c.storage, 0};
+          c.set("C_in", 7282 + *inRange<int64_t>(0, 4)).set("C_out", *inRange<int64_t>(1, 3)).set("H", 3).set("W", 3);
+          c.set("KH", 3).set("KW", 3).set("ph", 1).set("pw", 1).set("impl", "general");
+          break;
+        case 7: {
+          const bool h = *rc::gen::arbitrary<bool>();
+          const int64_t kk = *inRange<int64_t>(2, 8);
+          c.set(h ? "KH" : "KW", kk).set(h ? "H" : "W", *inRange<int64_t>(1, kk)).set(h ? "ph" : "pw", 0).set(h ? "dh" : "dw", 1);
+          break;
+        }
+        case 8: c.set("Ns", Co + *inRange<int64_t>(1, 4)); break;
+        case 9: c.set("bias", "yes").set("Nb", Co + *inRange<int64_t>(1, 4)); break;
+        case 10:
+          c.set("bias", "yes");
+          if (*inRange(0, 2)) c.set(*element<std::string>("x_dtype", "weight_dtype"), *element<std::string>("int32", "float32"));
+          else c.set(*element<std::string>("weight_scales_dtype", "bias_dtype"), *element<std::string>("float16", "int8", "int32"));
+          c.storage = "buffer";  // packed int8 layouts hold int8 only: the contract speaks first anyway
+          break;
+        case 11:
+          c.set("bad_value", *element<std::string>("input_scale_zero", "output_scale_negative", "output_scale_not_f32",
+                                                   "weight_scale_nan", "weight_scale_huge", "bias_nan", "bias_huge"));
+          break;
+        case 12: c.set(*element<std::string>("x_zp", "out_zp"), bad_zero_point()); break;
+        default:
+          c.set("impl", "im2col");
+          if (*rc::gen::arbitrary<bool>()) c.set("groups", 2).set("C_in", 2 * *inRange<int64_t>(1, 5)).set("C_out", 2 * *inRange<int64_t>(1, 5));
+          else c.set("groups", 1).set("C_in", 4 * *inRange<int64_t>(0, 4) + *inRange<int64_t>(1, 4));
       }
     }
     c.seed = gen::seed();

@@ -1,7 +1,7 @@
 // Generator of sdpa cases: valid ones across the classes that break attention kernels (decode and
 // prefill, chunked prefill at input_pos > 0, every GQA ratio and MQA, ragged context tiles, long
-// contexts, explicit scales, logits large enough to overflow an unstable softmax, both kernel
-// implementations), and invalid ones that break exactly one contract rule each.
+// contexts, explicit scales, logits large enough to overflow an unstable softmax, every kernel
+// implementation), and invalid ones that break exactly one contract rule each.
 #include "properties/gen_common.h"
 #include "reference/ops.h"
 
@@ -22,7 +22,7 @@ rc::Gen<Case> gen_sdpa(DType t, bool valid) {
       S = std::min<int64_t>(S, 4);
     }
     c.set("S", S).set("Hq", Hkv * ratio).set("Hkv", Hkv).set("D", D).set("pos", pos);
-    c.set("impl", *rc::gen::element<std::string>("naive", "tiled"));
+    c.set("impl", *rc::gen::element<std::string>("naive", "tiled", "split"));
     if (*rc::gen::inRange(0, 4) == 0) c.set("Cmax", pos + S + *rc::gen::inRange<int64_t>(0, 9));  // 0: a full cache
     if (*rc::gen::inRange(0, 4) == 0) c.set("scale_milli", *rc::gen::inRange<int64_t>(50, 2000));
     if (*rc::gen::inRange(0, 6) == 0) c.set("logit_scale", *rc::gen::inRange<int64_t>(100, 400));

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/rng.h"
+#include "reference/common.h"
 
 namespace ts::q8ta {
 
@@ -159,6 +160,110 @@ std::vector<Var> common_vars() {
                   "output_scale = typical |value| / 32 * 2^out_shift (negative: saturation, positive: fractions)")};
 }
 
+namespace {
+
+// The int8 comparison bound of q8ta_linear and q8ta_conv2d (SPEC "Comparison and outcomes"; the rule
+// itself in q8ta_common.h). Both kernels requantize an int32 accumulator the same way (q8ta_conv2d's
+// im2col even through q8ta_linear's own tile code), so one derivation serves both.
+//
+// The kernel's requantization of out[m,n], in float32 (u = 2^-23, kUnitF32: one operation errs by
+// at most u of its result, reference/common.h):
+//   q = (float(acc) * input_scale * weight_scale[n] + bias[n]) * (1 / output_scale)
+// in any association, contracted into fmas or not; 1 / output_scale either a host-rounded float32
+// uniform (error <= u/2) or computed on the device (a division or reciprocal: 2.5 ulp <= 2.5 u).
+// With p = acc * is * ws and b = bias, each term passes through at most:
+//   p: the int32 -> float32 conversion (1 u, only for |acc| > 2^24), two products (2 u), the sum
+//      (1 u), the scaling by 1 / output_scale (a reciprocal, 2.5 u, and a product, 1 u): 7.5 u;
+//   b: the sum and the scaling: 4.5 u.
+// Products of (1 + delta_i) with |delta_i| <= k_i u total at most gamma(sum k_i) (Higham, Lemma 3.1),
+// so |q - v_exact| <= gamma_f32(7.5) (|p| + |b|) / os <= gamma_f32(8) (|p| + |b|) / os.
+// The reference's v is float64: (acc * is) * ws + b, then / os, four roundings of 2^-53, which the
+// factor 1 + 2^-20 covers (gamma_f32(8) 2^-20 is about 2^-40 of the terms, over 2^-51 of them).
+// No intermediate overflows (scales in [2^-32, 2^32], |acc| < 2^31 (k_range), |b| <= 2^32: every product is
+// below 2^127) and every nonzero product of acc and the scales is at least 2^-96 (normal); only the
+// sum can cancel to a subnormal, which a device may flush: 2^-126 / os <= 2^-94, so 2^-80 more.
+//
+// Exact elements: when input_scale, weight_scale[n] and output_scale are powers of two, |acc| <=
+// 2^24 (a float32 integer), every product of acc and any subset of {is, ws, 1/os} lies in the normal
+// range (a power of two times a float32 integer: exact) and the one addition's exact result is a
+// normal float32 (p + b, or its scaled form p/os + b/os), every operation the kernel may perform
+// returns its exact result — whatever the order, contraction or rounding direction, since a
+// correctly rounded operation (up or down) returns a representable exact result unchanged, and
+// 1/os, a power of two, is exact on the host. Then q = v exactly, the reference's float64
+// arithmetic is exact too (float32 values are float64 values), and d = 0: the output must equal
+// the reference bit for bit, ties to even included. (A kernel that divides by output_scale on the
+// device is exact here only if its division returns exact quotients; the multiplications by the
+// host's 1/output_scale that the seed uses always do.)
+bool exact(double acc, double is, double ws, double b, double os) {
+  if (!is_pow2(is) || !is_pow2(ws) || !is_pow2(os) || std::fabs(acc) > 0x1p24 || !normal_or_zero_f32(b)) return false;
+  const double inv = 1 / os, f[4] = {acc, is, ws, inv};
+  for (int mask = 1; mask < 16; ++mask) {
+    double prod = 1;
+    for (int i = 0; i < 4; ++i)
+      if (mask & (1 << i)) prod *= f[i];
+    if (!normal_or_zero_f32(prod)) return false;
+  }
+  const double p = acc * is * ws;
+  return normal_or_zero_f32(b * inv) && f32_sum_exact(p, b) && f32_exact((p + b) * inv);
+}
+
+}  // namespace
+
+void accumulator_term(double acc, double is, double ws, double b, double os, double& v, double& d) {
+  static const double g = gamma_f32(8) * (1 + 0x1p-20);
+  v = (acc * is * ws + b) / os;
+  d = exact(acc, is, ws, b, os) ? 0.0 : g * (std::fabs(acc) * is * ws + std::fabs(b)) / os + 0x1p-80;
+}
+
+void accumulator_quantization(const Case& c, Problem& p, int64_t K, IntRange xr, IntRange wr, int64_t Ns, int64_t Nb) {
+  const std::string mode = c.word("scales", "random"), bad = c.word("bad_value", "none");
+  const bool pow2 = mode != "random";
+  const int64_t x_zp = c.get("x_zp", 0), out_zp = c.get("out_zp", 0);
+  double is = draw_scale(pow2, -8, c.seed, "input_scale", 0);
+  auto ws_of = [&](int64_t n) { return draw_scale(pow2, -8, c.seed, "weight_scales", uint64_t(n)); };
+  // A typical |acc * input_scale * weight_scale|: K terms of their rms size, signs independent.
+  const double typical = std::sqrt(double(std::max<int64_t>(K, 1))) * rms_about(xr, x_zp) * rms_about(wr, 0) * is * 0x1p-8;
+  double os = output_scale_for(pow2, typical, c.get("out_shift", 0), c.seed);
+  if (mode == "near") os = double(float(os * (1 + 0x1p-22)));  // exactly representable: 23 mantissa bits
+  Tensor ws(dtype_of(c, "weight_scales", DType::f32), {Ns});
+  for (int64_t n = 0; n < Ns; ++n) ws.set(n, ws_of(n));
+  if (c.word("bias", "yes") == "yes" || bad.starts_with("bias_")) {
+    // Up to 32 output steps either way. In power-of-two modes an integer multiple of
+    // input_scale * weight_scale, as a quantized model's int32 bias is: y stays a float32 value.
+    Tensor b(dtype_of(c, "bias", DType::f32), {Nb});
+    const Stream st(c.seed, "bias");
+    for (int64_t n = 0; n < Nb; ++n) {
+      const double steps = st.uniform(uint64_t(n), -32, 32);
+      if (pow2) {
+        const double unit = is * ws_of(n);
+        b.set(n, std::clamp(std::round(steps * os / unit), -0x1p20, 0x1p20) * unit);
+      } else {
+        b.set(n, steps * os);
+      }
+    }
+    if (bad == "bias_nan" && Nb) b.set(0, NAN);
+    if (bad == "bias_huge" && Nb) b.set(0, 0x1p33);
+    p.inputs["bias"] = std::move(b);
+  }
+  if (bad == "weight_scale_nan" && Ns) ws.set(0, NAN);
+  if (bad == "weight_scale_huge" && Ns) ws.set(0, 0x1p33);
+  if (bad == "input_scale_zero") is = 0;
+  if (bad == "output_scale_negative") os = -os;
+  if (bad == "output_scale_not_f32") os *= 1 + 0x1p-40;
+  p.inputs["weight_scales"] = std::move(ws);
+  p.params["input_scale"] = is;
+  p.params["input_zero_point"] = x_zp;
+  p.params["output_scale"] = os;
+  p.params["output_zero_point"] = out_zp;
+}
+
+Var accumulator_bad_value() {
+  return word_var("bad_value",
+                  {"none", "input_scale_zero", "output_scale_negative", "output_scale_not_f32", "weight_scale_nan",
+                   "weight_scale_huge", "bias_nan", "bias_huge"},
+                  "none", "one invalid scale or bias value (scales_valid, bias_range)");
+}
+
 Tolerance int8_tolerance(const std::string& output, const Shape& shape, const Requant& r) {
   auto elem = std::make_shared<Tensor>(DType::f64, shape);
   double* e = reinterpret_cast<double*>(elem->bytes.data());
@@ -172,8 +277,8 @@ namespace {
 
 // The int8 tensors of each operator, whose layouts the classes name.
 std::vector<std::string> int8_tensors(const std::string& op) {
-  if (op == "q8ta_linear") return {"x", "out"};
-  return {"a", "b", "out"};
+  if (op == "q8ta_add") return {"a", "b", "out"};
+  return {"x", "out"};
 }
 
 }  // namespace
@@ -183,8 +288,8 @@ std::vector<std::string> classes(const Expected& e) {
   if (e.violation || !e.error.empty()) return out;
   const Case& c = e.c;
   const Problem& p = e.problem;
-  const bool linear = c.op == "q8ta_linear";
-  const Requant r = linear ? linear_requant(p) : add_requant(p);
+  const bool linear = c.op == "q8ta_linear", add = c.op == "q8ta_add";
+  const Requant r = linear ? linear_requant(p) : add ? add_requant(p) : conv2d_requant(p);
   bool exact = true, tie = false, near = false, low = false, high = false;
   for (size_t i = 0; i < r.v.size(); ++i) {
     const double v = r.v[i], rounded = round_half_even(v) + double(r.zp);
@@ -219,7 +324,7 @@ std::vector<std::string> classes(const Expected& e) {
     if (K % 4 != 0) out.push_back("ragged K (K%4!=0)");
     if (K > 256) out.push_back("long K (K>256)");
     out.push_back(p.inputs.count("bias") ? "bias present" : "bias absent");
-  } else {
+  } else if (add) {  // q8ta_conv2d's shape classes: reference/coverage.cpp
     const Shape& s = p.inputs.at("a").shape;
     out.push_back(cat("rank ", s.size()));
     if (s.back() % 4 != 0) out.push_back("ragged W (W%4!=0)");
@@ -241,7 +346,7 @@ std::vector<std::string> expected_classes(const OpDef& op) {
     for (const char* cls : {"impl=gemv", "impl=tiled", "impl=auto", "M=1", "N=1", "ragged K (K%4!=0)", "long K (K>256)",
                             "bias present", "bias absent"})
       out.push_back(cls);
-  } else {
+  } else if (op.name == "q8ta_add") {
     for (const char* cls : {"rank 1", "rank 2", "rank 3", "rank 4", "ragged W (W%4!=0)", "ragged C (C%4!=0)"})
       out.push_back(cls);
   }

@@ -1,5 +1,5 @@
 #pragma once
-// What the int8 operators (q8ta_linear, q8ta_add) share: int8 input data, quantization parameters
+// What the int8 operators (q8ta_linear, q8ta_conv2d, q8ta_add) share: int8 input data, quantization parameters
 // and their rules, the requantization out = clamp(rne(v) + zp, -128, 127) of a float64 value v,
 // the int8 comparison rule of SPEC "Comparison and outcomes" and the q8ta coverage classes.
 //
@@ -85,8 +85,21 @@ double draw_scale(bool pow2, int e, uint64_t seed, const std::string& name, uint
 // kept inside [2^-32, 2^32].
 double output_scale_for(bool pow2, double typical, int64_t shift, uint64_t seed);
 
-// The variables both operators' ids share.
+// The variables every q8ta operator's ids share.
 std::vector<Var> common_vars();
+
+// ---- Operators that requantize an int32 accumulator (q8ta_linear, q8ta_conv2d) ----
+// out = clamp(rne((acc * input_scale * weight_scales[n] + bias[n]) / output_scale) + out_zp, ...).
+
+// The quantization of such a case (make): input_scale, weight_scales [Ns], bias [Nb] (when the id
+// asks for one), output_scale chosen for a reduction of K terms of x in xr and weights in wr, the
+// zero points x_zp and out_zp, and the id's bad_value, from the stream of the case's seed.
+void accumulator_quantization(const Case& c, Problem& p, int64_t K, IntRange xr, IntRange wr, int64_t Ns, int64_t Nb);
+// The id variable bad_value of such an operator: one invalid scale or bias value.
+Var accumulator_bad_value();
+// The float64 value v = (acc * is * ws + b) / os before rounding, and the bound d of the kernels'
+// float32 requantization of it (0 where every float32 operation is exact: derivation beside it).
+void accumulator_term(double acc, double is, double ws, double b, double os, double& v, double& d);
 
 // ---- Coverage (reference/coverage.cpp) ----
 
@@ -98,6 +111,7 @@ struct Requant {
 };
 Requant linear_requant(const Problem& p);  // q8ta_linear.cpp
 Requant add_requant(const Problem& p);     // q8ta_add.cpp
+Requant conv2d_requant(const Problem& p);  // q8ta_conv2d.cpp
 
 // The tolerance of an int8 output from its requantization terms: elem = slack(v, d, zp).
 Tolerance int8_tolerance(const std::string& output, const Shape& shape, const Requant& r);

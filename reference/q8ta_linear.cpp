@@ -31,51 +31,14 @@ constexpr uint32_t kGemvThreads = 64;  // one GEMV workgroup: the threads that s
 Problem make(const Case& c) {
   const int64_t M = c.get("M"), K = c.get("K"), N = c.get("N");
   const int64_t Kw = c.get("Kw", K), Ns = c.get("Ns", N), Nb = c.get("Nb", N);
-  const int64_t x_zp = c.get("x_zp", 0), out_zp = c.get("out_zp", 0), range = c.get("range", 128);
-  const std::string mode = c.word("scales", "random"), bad = c.word("bad_value", "none");
-  const bool pow2 = mode != "random";
+  const int64_t x_zp = c.get("x_zp", 0), range = c.get("range", 128);
   Problem p;
   p.dtype = c.dtype;
   p.storage = c.storage;
   const IntRange xr = data_range(x_zp, range), wr = range >= 128 ? IntRange{} : IntRange{-range, range};
   p.inputs["x"] = int_tensor(dtype_of(c, "x", DType::i8), {M, K}, c.seed, "x", xr.lo, xr.hi);
   p.inputs["weight"] = int_tensor(dtype_of(c, "weight", DType::i8), {N, Kw}, c.seed, "weight", wr.lo, wr.hi);
-  double is = draw_scale(pow2, -8, c.seed, "input_scale", 0);
-  auto ws_of = [&](int64_t n) { return draw_scale(pow2, -8, c.seed, "weight_scales", uint64_t(n)); };
-  // A typical |acc * input_scale * weight_scale|: K terms of their rms size, signs independent.
-  const double typical = std::sqrt(double(std::max<int64_t>(K, 1))) * rms_about(xr, x_zp) * rms_about(wr, 0) * is * 0x1p-8;
-  double os = output_scale_for(pow2, typical, c.get("out_shift", 0), c.seed);
-  if (mode == "near") os = double(float(os * (1 + 0x1p-22)));  // exactly representable: 23 mantissa bits
-  Tensor ws(dtype_of(c, "weight_scales", DType::f32), {Ns});
-  for (int64_t n = 0; n < Ns; ++n) ws.set(n, ws_of(n));
-  if (c.word("bias", "yes") == "yes" || bad.starts_with("bias_")) {
-    // Up to 32 output steps either way. In power-of-two modes an integer multiple of
-    // input_scale * weight_scale, as a quantized model's int32 bias is: y stays a float32 value.
-    Tensor b(dtype_of(c, "bias", DType::f32), {Nb});
-    const Stream st(c.seed, "bias");
-    for (int64_t n = 0; n < Nb; ++n) {
-      const double steps = st.uniform(uint64_t(n), -32, 32);
-      if (pow2) {
-        const double unit = is * ws_of(n);
-        b.set(n, std::clamp(std::round(steps * os / unit), -0x1p20, 0x1p20) * unit);
-      } else {
-        b.set(n, steps * os);
-      }
-    }
-    if (bad == "bias_nan" && Nb) b.set(0, NAN);
-    if (bad == "bias_huge" && Nb) b.set(0, 0x1p33);
-    p.inputs["bias"] = std::move(b);
-  }
-  if (bad == "weight_scale_nan" && Ns) ws.set(0, NAN);
-  if (bad == "weight_scale_huge" && Ns) ws.set(0, 0x1p33);
-  if (bad == "input_scale_zero") is = 0;
-  if (bad == "output_scale_negative") os = -os;
-  if (bad == "output_scale_not_f32") os *= 1 + 0x1p-40;
-  p.inputs["weight_scales"] = std::move(ws);
-  p.params["input_scale"] = is;
-  p.params["input_zero_point"] = x_zp;
-  p.params["output_scale"] = os;
-  p.params["output_zero_point"] = out_zp;
+  accumulator_quantization(c, p, K, xr, wr, Ns, Nb);
   p.params["impl"] = c.word("impl", "auto");
   return p;
 }
@@ -128,49 +91,6 @@ std::optional<Violation> validate(const Problem& p) {
   return c.result();
 }
 
-// The int8 comparison bound (SPEC "Comparison and outcomes"; the rule itself in q8ta_common.h).
-//
-// The kernel's requantization of out[m,n], in float32 (u = 2^-23, kUnitF32: one operation errs by
-// at most u of its result, reference/common.h):
-//   q = (float(acc) * input_scale * weight_scale[n] + bias[n]) * (1 / output_scale)
-// in any association, contracted into fmas or not; 1 / output_scale either a host-rounded float32
-// uniform (error <= u/2) or computed on the device (a division or reciprocal: 2.5 ulp <= 2.5 u).
-// With p = acc * is * ws and b = bias, each term passes through at most:
-//   p: the int32 -> float32 conversion (1 u, only for |acc| > 2^24), two products (2 u), the sum
-//      (1 u), the scaling by 1 / output_scale (a reciprocal, 2.5 u, and a product, 1 u): 7.5 u;
-//   b: the sum and the scaling: 4.5 u.
-// Products of (1 + delta_i) with |delta_i| <= k_i u total at most gamma(sum k_i) (Higham, Lemma 3.1),
-// so |q - v_exact| <= gamma_f32(7.5) (|p| + |b|) / os <= gamma_f32(8) (|p| + |b|) / os.
-// The reference's v is float64: (acc * is) * ws + b, then / os, four roundings of 2^-53, which the
-// factor 1 + 2^-20 covers (gamma_f32(8) 2^-20 is about 2^-40 of the terms, over 2^-51 of them).
-// No intermediate overflows (scales in [2^-32, 2^32], |acc| < 2^31, |b| <= 2^32: every product is
-// below 2^127) and every nonzero product of acc and the scales is at least 2^-96 (normal); only the
-// sum can cancel to a subnormal, which a device may flush: 2^-126 / os <= 2^-94, so 2^-80 more.
-//
-// Exact elements: when input_scale, weight_scale[n] and output_scale are powers of two, |acc| <=
-// 2^24 (a float32 integer), every product of acc and any subset of {is, ws, 1/os} lies in the normal
-// range (a power of two times a float32 integer: exact) and the one addition's exact result is a
-// normal float32 (p + b, or its scaled form p/os + b/os), every operation the kernel may perform
-// returns its exact result — whatever the order, contraction or rounding direction, since a
-// correctly rounded operation (up or down) returns a representable exact result unchanged, and
-// 1/os, a power of two, is exact on the host. Then q = v exactly, the reference's float64
-// arithmetic is exact too (float32 values are float64 values), and d = 0: the output must equal
-// the reference bit for bit, ties to even included. (A kernel that divides by output_scale on the
-// device is exact here only if its division returns exact quotients; the multiplications by the
-// host's 1/output_scale that the seed uses always do.)
-bool exact(double acc, double is, double ws, double b, double os) {
-  if (!is_pow2(is) || !is_pow2(ws) || !is_pow2(os) || std::fabs(acc) > 0x1p24 || !normal_or_zero_f32(b)) return false;
-  const double inv = 1 / os, f[4] = {acc, is, ws, inv};
-  for (int mask = 1; mask < 16; ++mask) {
-    double prod = 1;
-    for (int i = 0; i < 4; ++i)
-      if (mask & (1 << i)) prod *= f[i];
-    if (!normal_or_zero_f32(prod)) return false;
-  }
-  const double p = acc * is * ws;
-  return normal_or_zero_f32(b * inv) && f32_sum_exact(p, b) && f32_exact((p + b) * inv);
-}
-
 }  // namespace
 
 namespace q8ta {
@@ -181,7 +101,6 @@ Requant linear_requant(const Problem& p) {
   const int64_t M = x.shape[0], K = x.shape[1], N = w.shape[0];
   const double is = scale_param(p.params, "input_scale"), os = scale_param(p.params, "output_scale");
   const int64_t xzp = zero_point_param(p.params, "input_zero_point");
-  const double g = gamma_f32(8) * (1 + 0x1p-20);
   const int8_t* xd = reinterpret_cast<const int8_t*>(x.bytes.data());
   const int8_t* wd = reinterpret_cast<const int8_t*>(w.bytes.data());
   Requant r;
@@ -193,10 +112,8 @@ Requant linear_requant(const Problem& p) {
     for (int64_t m = 0; m < M; ++m) {
       int64_t acc = 0;  // exact: |acc| < 2^31 (k_range)
       for (int64_t k = 0; k < K; ++k) acc += (int64_t(xd[m * K + k]) - xzp) * int64_t(wd[n * K + k]);
-      const double a = double(acc);
-      const size_t i = size_t(m * N + n);
-      r.v[i] = (a * is * ws + b) / os;
-      r.d[i] = exact(a, is, ws, b, os) ? 0.0 : g * (std::fabs(a) * is * ws + std::fabs(b)) / os + 0x1p-80;
+      const size_t i = size_t(m * N + n);  // the bound's derivation: q8ta_common.cpp
+      accumulator_term(double(acc), is, ws, b, os, r.v[i], r.d[i]);
     }
   }
   return r;
@@ -330,10 +247,7 @@ std::vector<Var> vars() {
       word_var("bias", {"yes", "no"}, "yes", "whether the optional bias is given"),
       int_var("x_zp", -1000, 1000, "0", "input_zero_point (outside [-128, 127]: invalid)")};
   for (Var& c : common_vars()) v.push_back(std::move(c));
-  v.push_back(word_var("bad_value",
-                       {"none", "input_scale_zero", "output_scale_negative", "output_scale_not_f32", "weight_scale_nan",
-                        "weight_scale_huge", "bias_nan", "bias_huge"},
-                       "none", "one invalid scale or bias value (scales_valid, bias_range)"));
+  v.push_back(accumulator_bad_value());
   // Invalid cases override one shape at a time:
   v.push_back(int_var("Kw", 0, kMaxDim, "K", "weight's K"));
   v.push_back(int_var("Ns", 0, kMaxDim, "N", "length of weight_scales"));

@@ -15,6 +15,42 @@ namespace {
 const char* const kInputs[] = {"q", "k", "v", "k_cache", "v_cache"};
 constexpr int64_t kTile = 4;  // the tiled kernels' register tile: 4x4 (QK) and 4 rows x one vec4 (AV)
 
+// impl=split (flash-decoding, gpu/vulkan/shaders/sdpa_split_partial.comp): a workgroup of kSplitWg
+// invocations takes `qblock` query rows of one kv head (its GQA heads, then the next positions: they
+// share every K/V load) against one chunk of the context; a combine dispatch merges the chunks.
+constexpr uint32_t kSplitWg = 64;        // = the kernels' WG
+constexpr int64_t kSplitMaxQueries = 32; // the longest query block
+constexpr int64_t kSplitMaxChunk = 256;  // the longest chunk
+constexpr int64_t kSplitScores = 4096;   // = the partial kernel's SCMAX: qblock * chunk weights in shared memory
+constexpr uint64_t kSplitSlices = 16;    // = the combine's SL: invocations sharing one output texel's chunks
+
+struct SplitGeometry {
+  int64_t qblock = 0, qblocks = 0, chunk = 0, chunks = 0;
+  int64_t workgroups(int64_t Hkv) const { return chunks * qblocks * Hkv; }
+};
+
+// Query blocks of all S * G rows of a kv head up to 32 (a power of two, so that the 64 invocations
+// split evenly among the block's queries in the reductions): decode blocks are the G heads that share
+// one kv head, prefill blocks reuse each K/V row for 32 queries. Chunks of 32 keys where that leaves
+// at most 2,048 workgroups (a large GPU holds ~16 of 64 invocations per multiprocessor: latency
+// hidden by many loads in flight; ctx 4096, Hkv 8 decode gives 1,024), else longer chunks, up to
+// 256 and qblock * chunk <= 4096, so that the partial results the combine reads stay a small
+// fraction of the K/V bytes (ctx 32768 decode: 256 chunks of 128; 4 MiB of partial outputs written
+// and read again beside 134 MB of float16 K/V).
+SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t ctx) {
+  SplitGeometry g;
+  const int64_t rows = S * (Hq / Hkv);
+  g.qblock = 1;
+  while (g.qblock < kSplitMaxQueries && g.qblock < rows) g.qblock *= 2;
+  g.qblocks = (rows + g.qblock - 1) / g.qblock;
+  g.chunk = 32;
+  auto chunks = [&] { return (ctx + g.chunk - 1) / g.chunk; };
+  while (g.chunk < kSplitMaxChunk && 2 * g.chunk * g.qblock <= kSplitScores && chunks() * g.qblocks * Hkv > 2048)
+    g.chunk *= 2;
+  g.chunks = chunks();
+  return g;
+}
+
 Problem make(const Case& c) {
   const int64_t B = c.get("B", 1), S = c.get("S"), Hq = c.get("Hq"), Hkv = c.get("Hkv"), D = c.get("D");
   const int64_t pos = c.get("pos", 0), Cmax = c.get("Cmax", std::max<int64_t>(pos, 0) + S + 4), Hc = c.get("Hc", Hkv), Dc = c.get("Dc", D);
@@ -94,6 +130,11 @@ std::optional<Violation> validate(const Problem& p) {
   for (const char* name : {"q", "k_cache"})
     c.require(product({shape(name)[1], shape(name)[2], D}) < limit, "scratch_fits_32bit", name, " ",
               shape_str(shape(name)), " must have fewer than 2^32 elements");
+  if (p.params.value("impl", "tiled") == "split" && !c.failed() && Hq % Hkv == 0) {
+    const int64_t parts = product({Hq, S, split_geometry(S, Hq, Hkv, ctx).chunks, D});
+    c.require(parts < limit, "scratch_fits_32bit", "split partial outputs Hq*S*chunks*D (", Hq, "*", S, "*",
+              split_geometry(S, Hq, Hkv, ctx).chunks, "*", D, " = ", parts, ") must be below 2^32");
+  }
   require_same_dtype(c, p);
   return c.result();
 }
@@ -153,14 +194,24 @@ Tensors reference(const Problem& p) {
 
 // out is computed; the caches are updated in place (they start as the inputs' bytes and are compared
 // exactly); scores [Hq,S,ctx] is float32 scratch for every dtype, shared by QK, softmax and AV.
+// impl=split has no scores: its scratch is each (query row, chunk)'s unnormalised output part_o
+// [S*Hq, chunks, D] and (max, sum) part_ml [S*Hq, chunks, 2], float32, sized exactly: the partial
+// dispatch writes every element (a chunk past a query's causal limit as max MASKED, sum 0, output 0).
 std::vector<BufferSpec> buffers(const Problem& p) {
   const Shape& q = p.inputs.at("q").shape;
   const int64_t ctx = input_pos(p) + q[1];
   using R = BufferSpec::Role;
-  return {{"out", q, p.dtype},
-          {"k_cache", p.inputs.at("k_cache").shape, p.dtype, R::output, "k_cache"},
-          {"v_cache", p.inputs.at("v_cache").shape, p.dtype, R::output, "v_cache"},
-          {"scores", {q[2], q[1], ctx}, DType::f32, R::scratch}};
+  std::vector<BufferSpec> v = {{"out", q, p.dtype},
+                               {"k_cache", p.inputs.at("k_cache").shape, p.dtype, R::output, "k_cache"},
+                               {"v_cache", p.inputs.at("v_cache").shape, p.dtype, R::output, "v_cache"}};
+  if (p.params.value("impl", "tiled") == "split") {
+    const int64_t chunks = split_geometry(q[1], q[2], p.inputs.at("k").shape[2], ctx).chunks;
+    v.push_back({"part_o", {q[1] * q[2], chunks, q[3]}, DType::f32, R::scratch});
+    v.push_back({"part_ml", {q[1] * q[2], chunks, 2}, DType::f32, R::scratch});
+  } else {
+    v.push_back({"scores", {q[2], q[1], ctx}, DType::f32, R::scratch});
+  }
+  return v;
 }
 
 uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -187,13 +238,17 @@ double flops(const Problem& p) {
 }
 
 // update_cache -> QK scores -> softmax (in place) -> AV, in one submission. `impl` picks the QK and
-// AV kernels: one output element per invocation (naive) or a 4x4 register tile (tiled).
+// AV kernels: one output element per invocation (naive) or a 4x4 register tile (tiled). split:
+// update_cache -> partial (scores, chunk softmax statistics and weighted V per chunk, in shared
+// memory) -> combine (rescales each chunk by exp(m_j - M) and normalises; 16 invocations per output
+// texel split the chunks, so that long contexts keep the GPU busy).
 std::vector<Dispatch> plan(const Problem& p) {
   const Shape& q = p.inputs.at("q").shape;
   const uint64_t S = uint64_t(q[1]), Hq = uint64_t(q[2]), D4 = uint64_t(q[3]) / 4;
   const uint64_t Hkv = uint64_t(p.inputs.at("k").shape[2]), pos = uint64_t(input_pos(p)), ctx = pos + S;
   const std::string impl = p.params.value("impl", "tiled");
-  if (impl != "naive" && impl != "tiled") throw std::invalid_argument(cat("sdpa: impl '", impl, "' is not naive or tiled"));
+  if (impl != "naive" && impl != "tiled" && impl != "split")
+    throw std::invalid_argument(cat("sdpa: impl '", impl, "' is not naive, tiled or split"));
   const std::map<std::string, double> shape = {{"S", double(S)},   {"Hq", double(Hq)},   {"Hkv", double(Hkv)},
                                                {"D4", double(D4)}, {"pos", double(pos)}, {"ctx", double(ctx)},
                                                {"scale", scale_of(p)}};
@@ -204,6 +259,24 @@ std::vector<Dispatch> plan(const Problem& p) {
   };
   std::vector<Dispatch> v;
   v.push_back(dispatch("sdpa_update_cache", S * Hkv * D4));
+  if (impl == "split") {
+    const SplitGeometry g = split_geometry(int64_t(S), int64_t(Hq), int64_t(Hkv), int64_t(ctx));
+    Dispatch part = dispatch("sdpa_split_partial", uint64_t(g.workgroups(int64_t(Hkv))) * kSplitWg);
+    part.uniforms["chunk"] = double(g.chunk);
+    part.uniforms["chunks"] = double(g.chunks);
+    part.uniforms["qblocks"] = double(g.qblocks);
+    part.uniforms["qblock"] = double(g.qblock);
+    part.workgroup = kSplitWg;
+    v.push_back(std::move(part));
+    const uint64_t texels = out_texels(p, "out", q);
+    Dispatch combine = dispatch("sdpa_split_combine", div_up(texels * kSplitSlices, kSplitWg) * kSplitWg);
+    combine.uniforms["n"] = double(texels);
+    combine.workgroup = kSplitWg;
+    combine.uniforms["chunk"] = double(g.chunk);
+    combine.uniforms["chunks"] = double(g.chunks);
+    v.push_back(std::move(combine));
+    return v;
+  }
   const uint64_t s_tiles = div_up(S, kTile), c_tiles = div_up(ctx, kTile);
   if (impl == "naive") v.push_back(dispatch("sdpa_qk_naive", Hq * S * ctx));
   else v.push_back(dispatch("sdpa_qk_tiled", Hq * s_tiles * c_tiles, {"SKIP_MASKED_TILES=1"}));
@@ -238,6 +311,20 @@ std::vector<Dispatch> plan(const Problem& p) {
 // (the first grows without limit once huge logits make the score errors reach units).
 // exp(MASKED - max) is within (3 + 2e30) ulp of 0 by the letter of the specs, below 2^-48 (every
 // device returns 0): masked weights add (ctx - n) 2^-46 max_c |v_cd|.
+// impl=split computes the same function in another arithmetic (sdpa_split_*.comp). Key c of chunk
+// j (m_j its chunk's max, M = max_j m_j = max s) weighs e_c = exp(s_c - m_j), and the combine
+// forms out_d = (sum_j a_j o_jd) * (1 / L), a_j = exp(m_j - M), o_jd = sum_{c in j} e_c v_cd,
+// L = sum_j a_j l_j, l_j = sum_{c in j} e_c; keys past the causal limit are skipped (weight 0
+// exactly). What changes in the bound, and only that:
+//  - Two exps per weight instead of one: the exponents s_c - m_j and m_j - M have one sign, so
+//    their roundings total u |s_c - M| <= u T_c as before and |t1| + |t2| <= (1 + u) T_c; the exps'
+//    errors a, b (3 + 2|t| ulp each) multiply: |(1 + a)(1 + b) - 1| <= E + E^2/4 with
+//    E = (6 + 2(1 + u) T_c) u, which replaces (3 + 2(1 + u) T_c) u in r_c.
+//  - A term of L passes at most k - 1 additions in its chunk (k = min(chunk, ctx) keys), the product
+//    by a_j and chunks - 1 additions: gamma(k + chunks - 1) replaces gamma(ctx - 1); a term of the
+//    numerator one more rounding (its product by v): gamma(k + chunks) replaces gamma(ctx).
+//  - The reciprocal and the final product are as before.
+// tests/test_tolerance_rounding.cpp emulates this arithmetic under every rounding direction.
 // The float16 / bfloat16 store and the reference's own rounding are added by derived_tolerance.
 Tolerance tolerance(const Problem& p) {
   const double u = kUnitF32;
@@ -247,7 +334,12 @@ Tolerance tolerance(const Problem& p) {
   const double scale = scale_of(p);
   const Tensor kc = updated(p.inputs.at("k_cache"), p.inputs.at("k"), pos);
   const Tensor vc = updated(p.inputs.at("v_cache"), p.inputs.at("v"), pos);
-  const double g_dot = gamma_f32(double(D + 2)), g_av = gamma_f32(double(ctx)), g_sum = gamma_f32(double(ctx - 1));
+  const bool split = p.params.value("impl", "tiled") == "split";
+  const SplitGeometry geo = split ? split_geometry(S, Hq, Hkv, ctx) : SplitGeometry{};
+  const double k_split = double(std::min(geo.chunk, ctx) + geo.chunks);
+  const double g_dot = gamma_f32(double(D + 2));
+  const double g_av = gamma_f32(split ? k_split : double(ctx)), g_sum = gamma_f32(split ? k_split - 1 : double(ctx - 1));
+  const double exp_ulps = split ? 6 : 3;  // the exps' (3 + 2|t|)-ulp errors along one weight, |t| aside
   Tensor bound(DType::f64, qt.shape);
   double* E = reinterpret_cast<double*>(bound.bytes.data());
   Mat K(ctx, D), V(ctx, D);
@@ -268,8 +360,9 @@ Tolerance tolerance(const Problem& p) {
         pw /= pw.sum();
         const Eigen::ArrayXd T = (x - m).abs() + ds + ds.maxCoeff();
         const Eigen::ArrayXd phi = ds + u * T;
-        const Eigen::ArrayXd r =
-            phi.unaryExpr([](double v) { return std::expm1(v); }) + (3 + 2 * (1 + u) * T) * u * phi.exp();
+        const Eigen::ArrayXd Ex = (exp_ulps + 2 * (1 + u) * T) * u;
+        const Eigen::ArrayXd r = phi.unaryExpr([](double v) { return std::expm1(v); }) +
+                                 (split ? Ex + Ex * Ex / 4 : Ex) * phi.exp();
         const double rbar = (pw * r).sum();
         const double theta = (1 + 2.5 * u) * (1 + u) / ((1 - g_sum) * (1 - double(ctx - n) * 0x1p-47)) - 1;
         const double c1 = theta + g_av * (1 + theta);
@@ -327,6 +420,19 @@ std::vector<Case> edge_cases(DType t) {
       in_storage(mk(3, 6, 3, 12, 1, "tiled"), "buffer;k=texture3d_c;q=texture3d_h;v=texture3d_h"),
       in_storage(mk(5, 5, 5, 4, 0, "naive"), "texture3d_c;k_cache=buffer;out=texture3d_w;v_cache=buffer"),
       in_storage(mk(2, 3, 1, 16, 6, "tiled"), "buffer;out=texture3d_w;q=texture3d_c"),
+      // split: one chunk of one key; ragged chunks (ctx 201 = 6 x 32 + 9); 256 chunks of a long
+      // context; the Llama-3 decode shape (GQA 4:1 in one workgroup); prefill whose query blocks span
+      // positions (GQA 3:1: 21 queries in a block of 32; 280 in 9 blocks, the last ragged) and whose
+      // causal limit cuts through chunks.
+      mk(1, 4, 1, 8, 0, "split"),
+      mk(1, 8, 2, 16, 200, "split"),
+      mk(1, 2, 1, 4, 8191, "split"),
+      mk(1, 32, 8, 128, 100, "split"),
+      mk(7, 6, 2, 64, 0, "split"),
+      mk(70, 4, 1, 8, 30, "split"),
+      mk(4, 2, 1, 8, 12, "split").set("logit_scale", 300),
+      in_storage(mk(3, 6, 3, 12, 1, "split"), "buffer;k=texture3d_c;q=texture3d_h;v=texture3d_h"),
+      in_storage(mk(2, 3, 1, 16, 6, "split"), "buffer;out=texture3d_w;q=texture3d_c"),
   };
   // Invalid: each rule broken on its own.
   v.push_back(mk(1, 2, 2, 4, 3, "tiled").set("B", 2));
@@ -384,7 +490,8 @@ const OpDef& sdpa_op() {
        int_var("D", 0, kMaxDim, "", "head dim"),
        int_var("pos", -kMaxPos, kMaxPos, "0", "input_pos: the cache row of the first query (negative: invalid)"),
        int_var("Cmax", 0, kMaxPos, "pos+S+4", "cache rows (the default leaves stale rows past ctx that must not be read)"),
-       word_var("impl", {"naive", "tiled"}, "tiled", "kernels: one element per invocation, or 4x4 register tiles"),
+       word_var("impl", {"naive", "tiled", "split"}, "tiled",
+                "kernels: one element per invocation, 4x4 register tiles, or split context (flash-decoding)"),
        int_var("scale_milli", -1000000, 1000000, "1000/sqrt(D)", "scale = scale_milli / 1000"),
        int_var("logit_scale", 1, 100000, "1", "q drawn from [-L, L] instead of [-1, 1] (large logits)"),
        // Invalid cases override one shape at a time:

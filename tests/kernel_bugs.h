@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/embedded.h"
+#include "gpu/kernel_source.h"
 
 namespace ts::test {
 
@@ -28,8 +29,11 @@ inline constexpr const char* kGarbageInPaddingOfOut =
     "  for (uint j = ts_lanes(TS_TEXTURE3D_W, out_dims(), t); j < 4u; ++j) v[j] = 7.0;\n"
     "  imageStore(ts_img_out, ivec3(ts_coord(TS_TEXTURE3D_W, out_dims(), t)), v);";
 
+// The anchor may lie in a file the kernel includes (gpu/kernel_source.h): the bug goes into the
+// kernel's resolved text, so it breaks that kernel alone.
 inline std::string with_bug(const std::string& path, const std::string& anchor, const std::string& bug, bool after) {
-  return splice(std::string(embedded(path)), anchor, bug, after, path);
+  const std::string dir = path.substr(0, path.rfind('/') + 1);
+  return splice(resolve_includes(embedded(path), dir, path), anchor, bug, after, path);
 }
 
 }  // namespace ts::test

@@ -234,7 +234,7 @@ const std::vector<PrecisionBug>& precision_bugs() {
        {{"out_store(t, v);", "  " + lose4_wgsl("v"), false}}},
       {"rope_llama_loses_4_bits", "rope_llama", "rope_llama", {DType::f32},
        {{"if (is_q) xq_out_store(t, v);", kLose4Glsl, false}},
-       {{"xq_out_store(id, v);", "    " + lose4_wgsl("v"), false}, {"xk_out_store(t, v);", "    " + lose4_wgsl("v"), false}}},
+       {{"if (is_q) { xq_out_store(t, v); }", "  " + lose4_wgsl("v"), false}}},
       // Every score the softmax reads is float16-precise, as if QK computed or stored it in float16
       // (naive and tiled alike); MASKED scores are left alone.
       {"sdpa_scores_in_float16", "sdpa", "sdpa_softmax", {DType::f32, DType::f16},

@@ -16,90 +16,21 @@
 #include "core/registry.h"
 #include "core/runner.h"
 #include "gpu/gpu_backend.h"
-#include "tests/backend_fixture.h"
-#include "tests/kernel_bugs.h"
+#include "tests/q8ta_fixture.h"
 #include "tests/shrink_bug.h"
 #include "tools/sweep.h"
 
 namespace ts {
 namespace {
 
-std::string line(const CaseResult& r) { return cat(outcome_name(r.outcome), " ", r.id, ": ", r.detail); }
-
-bool has_cap(const Backend& b, const std::string& cap) {
-  const auto caps = b.info().capabilities;
-  return std::find(caps.begin(), caps.end(), cap) != caps.end();
-}
-
-// A bug as one line spliced next to an anchor, in each language's kernel.
-struct Splice {
-  std::string anchor, line;
-  bool after;
-};
-struct LangSplices {
-  Splice glsl, wgsl;
-};
+using test::LangSplices;
+using test::has_cap;
+using test::line;
+using test::Q8ta;
+using test::Splice;
 
 const OpDef& linear_op() { return *find_op("q8ta_linear"); }
 const OpDef& add_op() { return *find_op("q8ta_add"); }
-
-class Q8ta : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    std::string why;
-    dot_ = test::shared_backend(GetParam(), &why);
-    if (!dot_) {
-      if (test::missing_allowed(GetParam())) GTEST_SKIP() << GetParam() << " UNAVAILABLE: " << why;
-      FAIL() << GetParam() << " backend UNAVAILABLE on this machine: " << why
-             << " (set TOUCHSTONE_ALLOW_MISSING=" << GetParam() << " to skip deliberately)";
-    }
-    // The scalar twin (int_dot off), kept in the fixture's cache like the shared one.
-    auto& cache = test::backend_cache();
-    const std::string key = GetParam() + " int_dot=false";
-    auto it = cache.find(key);
-    if (it == cache.end()) {
-      BackendConfig cfg;
-      cfg.validation = true;
-      cfg.int_dot = false;
-      std::string reason;
-      it = cache.emplace(key, std::make_pair(open_backend(GetParam(), cfg, &reason), reason)).first;
-    }
-    scalar_ = it->second.first.get();
-    ASSERT_NE(scalar_, nullptr) << it->second.second;
-  }
-  Backend& dot() { return *dot_; }
-  Backend& scalar() { return *scalar_; }
-  void require_dot() {
-    if (!has_cap(dot(), "int8-dot-product"))
-      GTEST_SKIP() << GetParam() << " has no packed integer dot product here: "
-                   << testing::PrintToString(dot().info().capabilities);
-  }
-  // A fresh backend of this kind whose `kernel` has the bug spliced in (the shared ones keep the
-  // shipped kernels).
-  std::unique_ptr<GpuBackend> broken(const std::map<std::string, LangSplices>& bugs, bool int_dot = true) {
-    BackendConfig cfg;
-    cfg.int_dot = int_dot;
-    std::string why;
-    std::unique_ptr<Backend> b = open_backend(GetParam(), cfg, &why);
-    auto* g = dynamic_cast<GpuBackend*>(b.get());
-    if (!g) {
-      ADD_FAILURE() << GetParam() << ": " << why;
-      return nullptr;
-    }
-    const bool vk = GetParam() == "vulkan";
-    for (auto& [kernel, s] : bugs) {
-      const Splice& sp = vk ? s.glsl : s.wgsl;
-      const std::string path = vk ? cat("gpu/vulkan/shaders/", kernel, ".comp") : cat("gpu/webgpu/shaders/", kernel, ".wgsl");
-      g->set_kernel_source(kernel, test::with_bug(path, sp.anchor, sp.line, sp.after));
-    }
-    b.release();
-    return std::unique_ptr<GpuBackend>(g);
-  }
-
- private:
-  Backend* dot_ = nullptr;
-  Backend* scalar_ = nullptr;
-};
 
 // What `touchstone check --op q8ta_linear,q8ta_add` runs: 200 cases each, seed 1. Every valid case
 // PASSes, every invalid one is REJECTED with the reference's rule.
@@ -234,8 +165,8 @@ const std::vector<Bug>& bugs() {
         {"for (var k = K4; k < K; k++) {", "        if (k >= K4) { break; }  // BUG", true}}},
       // The last output column is never stored: only the two sentinels can tell (int8 poison is a value).
       {"tiled_skips_last_column", "q8ta_linear", "q8ta_linear_tiled",
-       {{"uint i = (r0 + r) * pc.N + c0 + c, t = out_texel_of(i);", "      if (c0 + c == pc.N - 1u) continue;  // BUG", false},
-        {"let i = (r0 + r) * pc.N + c0 + c;", "      if (c0 + c == pc.N - 1u) { continue; }  // BUG", false}}},
+       {{"uint i = gemm_out_index(r0 + r, c0 + c), t = out_texel_of(i);", "      if (c0 + c == pc.N - 1u) continue;  // BUG", false},
+        {"let i = gemm_out_index(r0 + r, c0 + c);", "      if (c0 + c == pc.N - 1u) { continue; }  // BUG", false}}},
   };
   return b;
 }

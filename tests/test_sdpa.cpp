@@ -212,7 +212,7 @@ TEST_P(SdpaBackend, EveryRuleRejectedBeforeAnything) {
 INSTANTIATE_TEST_SUITE_P(All, SdpaBackend, ::testing::ValuesIn(known_backends()),
                          [](const auto& info) { return info.param; });
 
-// Wall time of backend.run for naive and tiled on one decode and one prefill shape, float32,
+// Wall time of backend.run for naive, tiled and split on one decode and one prefill shape, float32,
 // validation off: the median of 5 runs after a warm-up run that is also judged against the
 // reference. backend.run also uploads, poisons and reads back every buffer; the same run with only
 // the update_cache dispatch measures that fixed part, so run - fixed is the attention kernels'.
@@ -238,14 +238,14 @@ TEST_P(SdpaTiming, DISABLED_DecodeAndPrefill) {
   std::cout << "[ timing   ] " << GetParam() << ": " << b->info().name << "\n";
   for (auto [label, id] : shapes) {
     std::map<std::string, Problem> problems;
-    for (const char* impl : {"naive", "tiled"}) {
+    for (const char* impl : {"naive", "tiled", "split"}) {
       Expected e = prepare(with_impl(id, impl));
       CaseResult r = judge(e, *b);
       ASSERT_EQ(r.outcome, Outcome::pass) << line(r);
       problems[impl] = e.problem;
     }
     const std::pair<const char*, const OpDef*> variants[] = {
-        {"naive", &sdpa_op()}, {"tiled", &sdpa_op()}, {"fixed", &update_only}};
+        {"naive", &sdpa_op()}, {"tiled", &sdpa_op()}, {"split", &sdpa_op()}, {"fixed", &update_only}};
     std::map<std::string, std::vector<double>> ms;
     for (int k = 0; k < 5; ++k)
       for (auto [name, op] : variants) {  // interleaved, so drift hits all alike
@@ -259,10 +259,11 @@ TEST_P(SdpaTiming, DISABLED_DecodeAndPrefill) {
       std::sort(ms[name].begin(), ms[name].end());
       return ms[name][2];
     };
-    const double naive = median("naive"), tiled = median("tiled"), fixed = median("fixed");
+    const double naive = median("naive"), tiled = median("tiled"), split = median("split"), fixed = median("fixed");
     std::cout << "[ timing   ] " << GetParam() << " " << label << " float32, median of 5 backend.run: naive "
-              << naive << " ms, tiled " << tiled << " ms, fixed part " << fixed << " ms -> attention kernels naive "
-              << naive - fixed << " ms, tiled " << tiled - fixed << " ms\n";
+              << naive << " ms, tiled " << tiled << " ms, split " << split << " ms, fixed part " << fixed
+              << " ms -> attention kernels naive " << naive - fixed << " ms, tiled " << tiled - fixed << " ms, split "
+              << split - fixed << " ms\n";
   }
 }
 

@@ -92,18 +92,119 @@ std::vector<float> requantized(const std::string& op, const Problem& p, const In
     for (size_t i = 0; i < a.size(); ++i) o.push_back(store(as * float(int64_t(a[i]) - azp) + bs * float(int64_t(b[i]) - bzp)));
     return o;
   }
-  const Shape& xs = p.inputs.at("x").shape;
-  const int64_t M = xs[0], K = xs[1], N = p.inputs.at("weight").shape[0], xzp = zp("input_zero_point");
+  const int64_t xzp = zp("input_zero_point");
   const float is = scale("input_scale");
   const std::vector<float> &x = in["x"], &w = in["weight"], &ws = in["weight_scales"];
   const bool bias = p.inputs.count("bias") > 0;
+  auto emit = [&](int32_t acc, int64_t n) {
+    float y = float(acc) * is * ws[size_t(n)];
+    if (bias) y += in["bias"][size_t(n)];
+    o.push_back(store(y));
+  };
+  if (op == "q8ta_conv2d") {  // SPEC "q8ta_conv2d", output in [N, C_out, OH, OW] order
+    const Shape &xs = p.inputs.at("x").shape, &wsh = p.inputs.at("weight").shape;
+    const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], Co = wsh[0], Cg = wsh[1], KH = wsh[2], KW = wsh[3];
+    auto pair = [&](const char* key, int i) { return q.at(key)[i].get<int64_t>(); };
+    const int64_t sh = pair("stride", 0), sw = pair("stride", 1), ph = pair("padding", 0), pw = pair("padding", 1);
+    const int64_t dh = pair("dilation", 0), dw = pair("dilation", 1), groups = q.at("groups").get<int64_t>();
+    const int64_t OH = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1, OW = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t co = 0; co < Co; ++co)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            int32_t acc = 0;
+            for (int64_t ci = 0; ci < Cg; ++ci)
+              for (int64_t kh = 0; kh < KH; ++kh)
+                for (int64_t kw = 0; kw < KW; ++kw) {
+                  const int64_t ih = oh * sh - ph + kh * dh, iw = ow * sw - pw + kw * dw;
+                  if (ih < 0 || iw < 0 || ih >= H || iw >= W) continue;  // x_zp - x_zp
+                  const int64_t c = co / (Co / groups) * Cg + ci;
+                  acc += (int32_t(x[size_t(((n * C + c) * H + ih) * W + iw)]) - int32_t(xzp)) *
+                         int32_t(w[size_t(((co * Cg + ci) * KH + kh) * KW + kw)]);
+                }
+            emit(acc, co);
+          }
+    return o;
+  }
+  const Shape& xs = p.inputs.at("x").shape;
+  const int64_t M = xs[0], K = xs[1], N = p.inputs.at("weight").shape[0];
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       int32_t acc = 0;
       for (int64_t k = 0; k < K; ++k) acc += (int32_t(x[size_t(m * K + k)]) - int32_t(xzp)) * int32_t(w[size_t(n * K + k)]);
-      float y = float(acc) * is * ws[size_t(n)];
-      if (bias) y += in["bias"][size_t(n)];
-      o.push_back(store(y));
+      emit(acc, n);
+    }
+  return o;
+}
+
+// sdpa impl=split (gpu/vulkan/shaders/sdpa_split_*.comp): scores as vec4 dots accumulated over the
+// head-dim texels; per chunk of the plan's length its max m_j, weights exp(s - m_j), their sum in
+// 64 / qblock strided parts added in order, and the weighted V in key order; then the combine's rescaling by
+// exp(m_j - M), the sums over chunks in 16 strided slices then over the slices, and the reciprocal.
+std::vector<float> sdpa_split(const Problem& p, const Inputs& in, const std::vector<float>& K,
+                              const std::vector<float>& V, float scale, bool up) {
+  const std::vector<float>& q = in["q"];
+  const int64_t S = p.inputs.at("q").shape[1], Hq = p.inputs.at("q").shape[2], D = p.inputs.at("q").shape[3];
+  const int64_t Hkv = p.inputs.at("k").shape[2], pos = p.params.at("input_pos").get<int64_t>();
+  int64_t chunk = 0, parts = 0;  // parts: the invocations per query that split the chunk's max and sum
+  for (const Dispatch& d : find_op("sdpa")->plan(p))
+    if (d.kernel == "sdpa_split_partial") {
+      chunk = int64_t(d.uniforms.at("chunk"));
+      parts = int64_t(d.workgroup) / int64_t(d.uniforms.at("qblock"));
+    }
+  if (chunk <= 0 || parts <= 0) throw std::runtime_error("sdpa split plan has no partial dispatch");
+  auto ex = [up](float t) { return push(float(std::exp(double(t))), 2 + 2 * std::fabs(t), up); };
+  std::vector<float> o(q.size());
+  for (int64_t h = 0; h < Hq; ++h)
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t kvh = h / (Hq / Hkv), n = pos + s + 1, row = s * Hq + h;
+      std::vector<float> sc(static_cast<size_t>(n));
+      for (int64_t c = 0; c < n; ++c) {
+        float acc = 0.0f;
+        for (int64_t d = 0; d < D; d += 4) {
+          const float* a = &q[size_t(row * D + d)];
+          const float* k = &K[size_t((c * Hkv + kvh) * D + d)];
+          acc += ((a[0] * k[0] + a[1] * k[1]) + a[2] * k[2]) + a[3] * k[3];
+        }
+        sc[size_t(c)] = scale * acc;
+      }
+      std::vector<float> m, l, od;  // per chunk; od: [chunk][D]
+      for (int64_t c0 = 0; c0 < n; c0 += chunk) {
+        const int64_t c1 = std::min(n, c0 + chunk);
+        float mj = -1.0e30f;
+        for (int64_t c = c0; c < c1; ++c) mj = std::max(mj, sc[size_t(c)]);
+        std::vector<float> e(size_t(c1 - c0)), part(size_t(parts), 0.0f);
+        for (int64_t c = c0; c < c1; ++c) {
+          e[size_t(c - c0)] = ex(sc[size_t(c)] - mj);
+          part[size_t((c - c0) % parts)] += e[size_t(c - c0)];
+        }
+        float lj = part[0];
+        for (int64_t k = 1; k < parts; ++k) lj += part[size_t(k)];
+        m.push_back(mj);
+        l.push_back(lj);
+        for (int64_t d = 0; d < D; ++d) {
+          float acc = 0.0f;
+          for (int64_t c = c0; c < c1; ++c) acc += e[size_t(c - c0)] * V[size_t((c * Hkv + kvh) * D + d)];
+          od.push_back(acc);
+        }
+      }
+      // The combine: 16 slices of the chunks (slice k: chunks k, k + 16, ...), added in slice order.
+      const float M = *std::max_element(m.begin(), m.end());
+      float L = 0.0f;
+      std::vector<float> acc(size_t(D), 0.0f);
+      for (size_t k = 0; k < 16; ++k) {
+        float Lk = 0.0f;
+        std::vector<float> ok(size_t(D), 0.0f);
+        for (size_t j = k; j < m.size(); j += 16) {
+          const float a = ex(m[j] - M);
+          Lk += a * l[j];
+          for (int64_t d = 0; d < D; ++d) ok[size_t(d)] += a * od[j * size_t(D) + size_t(d)];
+        }
+        L = k == 0 ? Lk : L + Lk;
+        for (int64_t d = 0; d < D; ++d) acc[size_t(d)] = k == 0 ? ok[size_t(d)] : acc[size_t(d)] + ok[size_t(d)];
+      }
+      const float inv = push(1.0f / L, 1, up);
+      for (int64_t d = 0; d < D; ++d) o[size_t(row * D + d)] = acc[size_t(d)] * inv;
     }
   return o;
 }
@@ -153,6 +254,7 @@ __attribute__((noinline)) Values emulate(const std::string& op, const Problem& p
     std::vector<float> K = in["k_cache"], V = in["v_cache"];
     std::copy(in["k"].begin(), in["k"].end(), K.begin() + pos * Hkv * D);
     std::copy(in["v"].begin(), in["v"].end(), V.begin() + pos * Hkv * D);
+    if (p.params.value("impl", "tiled") == "split") return {{"out", sdpa_split(p, in, K, V, scale, up)}};
     std::vector<float> o(q.size()), w(static_cast<size_t>(ctx));
     for (int64_t h = 0; h < Hq; ++h)
       for (int64_t s = 0; s < S; ++s) {
@@ -185,7 +287,7 @@ __attribute__((noinline)) Values emulate(const std::string& op, const Problem& p
       }
     return {{"out", o}};
   }
-  if (op == "q8ta_linear" || op == "q8ta_add") return {{"out", requantized(op, p, in, up)}};
+  if (op.rfind("q8ta_", 0) == 0) return {{"out", requantized(op, p, in, up)}};
   throw std::runtime_error("no emulation of " + op);
 }
 

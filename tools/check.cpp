@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <future>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <regex>
+#include <thread>
 
 #include "core/registry.h"
 #include "core/runner.h"
@@ -65,6 +68,63 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
     }
   return std::fflush(stdout) == 0 ? 0 : 2;
 }
+
+// The cases of one sweep in order, each prepared (inputs, contract verdict, float64 reference,
+// tolerance) on a worker thread a few cases ahead of the one being judged, and its kernels handed
+// to each backend to compile ahead (Backend::warm) as soon as it is prepared. On a GPU machine these
+// two, not the device, bound the sweep: a driver takes ~0.1 s per pipeline. The reference side is
+// pure (counter-based inputs, a thread_local allocation limit); drawing a case (RapidCheck) and
+// every call into a backend stay on this thread. At most `depth` cases are held at once, so memory
+// stays flat; a sweep's one large case is the only big one in flight.
+class Lookahead {
+ public:
+  struct Next {
+    int64_t k;
+    uint64_t position;
+    std::shared_future<Expected> expected;  // not valid(): --match leaves the case out
+    bool warmed = false;
+  };
+  Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index,
+            std::vector<BackendSlot>& slots)
+      : sweep_(sweep), o_(o), match_(match), index_(index), slots_(slots),
+        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)) {}
+
+  std::optional<Next> next() {
+    while (queue_.size() < depth_ && k_ < sweep_.size()) {
+      const int64_t k = k_++;
+      const uint64_t position = index_++;
+      if (position % o_.shards != o_.shard) continue;
+      Next n{k, position, {}};
+      Case c = sweep_.at(k);
+      if (!match_ || std::regex_search(c.id(), *match_))
+        n.expected = std::async(std::launch::async, [c = std::move(c)] { return prepare(c); }).share();
+      queue_.push_back(std::move(n));
+    }
+    if (queue_.empty()) return std::nullopt;
+    Next n = std::move(queue_.front());
+    queue_.pop_front();
+    for (Next& later : queue_) {
+      if (later.warmed || !later.expected.valid()) continue;
+      if (later.expected.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+      later.warmed = true;
+      const Expected& e = later.expected.get();
+      if (!e.error.empty() || e.violation) continue;
+      for (BackendSlot& s : slots_)
+        if (s.backend) s.backend->warm(*e.op, e.problem);
+    }
+    return n;
+  }
+
+ private:
+  const Sweep& sweep_;
+  const CheckOptions& o_;
+  const std::optional<std::regex>& match_;
+  uint64_t& index_;
+  std::vector<BackendSlot>& slots_;
+  const size_t depth_;
+  int64_t k_ = 0;
+  std::deque<Next> queue_;
+};
 
 // Shrinks each group's smallest drawn failure on its backend; the smaller failure it finds, if any,
 // becomes what the group shows first.
@@ -200,14 +260,16 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
         run.groups.push_back(std::move(g));
       }
       auto last_progress = std::chrono::steady_clock::now();
-      for (int64_t k = 0; k < sweep.size() && !stopped; ++k) {
-        const uint64_t position = index++;
-        if (position % o.shards != o.shard) continue;
+      Lookahead ahead(sweep, o, match, index, slots);
+      while (!stopped) {
+        auto next = ahead.next();
+        if (!next) break;
+        const int64_t k = next->k;
+        const uint64_t position = next->position;
         ++done;
         progress.update(done, failing);
-        Case c = sweep.at(k);
-        if (match && !std::regex_search(c.id(), *match)) continue;
-        Expected e = prepare(c);
+        if (!next->expected.valid()) continue;  // --match leaves it out
+        const Expected& e = next->expected.get();
         const int64_t elements = input_elements(e);
         for (size_t s = 0; s < slots.size() && !stopped; ++s) {
           if (!slots[s].backend) continue;

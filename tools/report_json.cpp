@@ -112,6 +112,7 @@ json case_json(const CaseResult& r, const CaseNote& n) {
             {"elements", n.elements}};
   if (!r.rule.empty()) c["rule"] = r.rule;
   if (!r.detail.empty()) c["detail"] = r.detail;
+  if (!r.kernels.empty()) c["kernels"] = r.kernels;
   if (n.xfail) c["xfail"] = xfail_json(*n.xfail);
   if (is_failure(r.outcome) || n.mark == Mark::xpass) c["repro"] = repro_line(r.id, r.backend);
   json outs = json::array();

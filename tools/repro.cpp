@@ -82,6 +82,7 @@ int cmd_repro(const ReproOptions& o) {
     std::printf("\n[%s] %s on %s (%.3f s)\n", s.name.c_str(), std::string(outcome_name(r.outcome)).c_str(),
                 s.backend->info().name.c_str(), r.seconds);
     if (!r.detail.empty()) std::printf("  %s\n", r.detail.c_str());
+    if (!r.kernels.empty() && r.outcome == Outcome::pass) std::printf("  ran %s\n", r.kernels.c_str());
     for (auto& [name, g] : r.guards)
       if (g.bad_bytes) std::printf("  %s: %lld guard bytes overwritten, first at byte %lld\n", name.c_str(),
                                    (long long)g.bad_bytes, (long long)g.first_offset);

@@ -6,6 +6,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 for d in "$here"/debs/*.deb; do dpkg -x "$d" /; done
 ldconfig
+[ -f "$here/touchstone_tests.xz" ] && xz -dc "$here/touchstone_tests.xz" > "$here/touchstone_tests" && chmod +x "$here/touchstone_tests"
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 mkdir -p /tmp/ts-lib && for f in "$here"/lib/*.xz; do xz -dc "$f" > "/tmp/ts-lib/$(basename "$f" .xz)"; done
 export LD_LIBRARY_PATH="$here/lib:/tmp/ts-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

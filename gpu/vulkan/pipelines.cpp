@@ -23,7 +23,18 @@ void Pipelines::destroy(const Pipeline& p) const {
 const Pipeline& Pipelines::get(const Program& program, uint32_t workgroup_size) {
   auto key = std::make_pair(program.id, workgroup_size);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
+  return pipelines_.emplace(key, create(program, workgroup_size)).first->second;
+}
 
+void Pipelines::warm(const Program& program, uint32_t workgroup_size) {
+  {
+    std::lock_guard lock(warm_mu_);
+    if (!warmed_.insert({program.id, workgroup_size}).second) return;
+  }
+  destroy(create(program, workgroup_size));  // what stays is the driver's compiled code, in cache_
+}
+
+Pipeline Pipelines::create(const Program& program, uint32_t workgroup_size) const {
   const Reflection& r = program.reflection;
   std::vector<VkDescriptorSetLayoutBinding> bindings;
   for (const StorageBinding& b : r.buffers)
@@ -68,7 +79,7 @@ const Pipeline& Pipelines::get(const Program& program, uint32_t workgroup_size) 
   }
   // A pipeline keeps what it needs of the module.
   dev_.fn.vkDestroyShaderModule(dev_.handle, module, nullptr);
-  return pipelines_.emplace(key, p).first->second;
+  return p;
 }
 
 }  // namespace ts::vk

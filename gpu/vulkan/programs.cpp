@@ -5,6 +5,7 @@
 #include "core/embedded.h"
 #include "gpu/gpu_backend.h"
 #include "core/profile.h"
+#include "gpu/kernel_source.h"
 #include "gpu/vulkan/compiler.h"
 
 namespace ts::vk {
@@ -37,9 +38,16 @@ std::string dtype_defines(DType t) {
 
 const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_of) {
   std::string_view preamble = embedded("gpu/vulkan/shaders/preamble.glsl");
-  auto o = overrides_.find(d.kernel);
-  std::string_view original = o != overrides_.end() ? std::string_view(o->second)
-                                                    : embedded("gpu/vulkan/shaders/" + d.kernel + ".comp");
+  std::string overridden;
+  bool has_override = false;
+  {
+    std::lock_guard lock(mu_);
+    auto o = overrides_.find(d.kernel);
+    if ((has_override = o != overrides_.end())) overridden = o->second;
+  }
+  const std::string original =
+      resolve_includes(has_override ? std::string_view(overridden) : embedded("gpu/vulkan/shaders/" + d.kernel + ".comp"),
+                       "gpu/vulkan/shaders/", d.kernel + ".comp");
   std::string source;
   std::vector<AccessorDecl> decls = parse_accessors(original, d.kernel, &source);
   std::vector<TensorForm> forms;
@@ -52,19 +60,46 @@ const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_
                                        : cat("#define ", def.substr(0, eq), " ", def.substr(eq + 1), "\n");
   }
   std::string text = cat(preamble, defines, accessors, source);
-  if (auto hit = cache_.find(text); hit != cache_.end()) {
-    ++cache_hits;
-    return hit->second;
+  std::promise<const Program*> mine;
+  {
+    std::unique_lock lock(mu_);
+    if (auto hit = cache_.find(text); hit != cache_.end()) {
+      ++counts_.cache_hits;
+      std::shared_future<const Program*> f = hit->second;
+      lock.unlock();
+      return *f.get();  // rethrows the compile error of the thread that compiled it
+    }
+    cache_.emplace(text, mine.get_future().share());
   }
-  // Separate parts so that compiler messages say "axpy.comp:3" rather than a line of the whole text.
-  Program p;
-  Phase ph("vulkan: glslang compile, reflect");
-  p.spirv = compile_compute(
-      {{"preamble.glsl", preamble}, {"defines", defines}, {"accessors", accessors}, {d.kernel + ".comp", source}}, d.kernel);
-  p.reflection = reflect(p.spirv, d.kernel);
-  p.accessors = std::move(decls);
-  p.id = ++compiles;
-  return cache_.emplace(std::move(text), std::move(p)).first->second;
+  try {
+    // Separate parts so that compiler messages say "axpy.comp:3" rather than a line of the whole text.
+    Program p;
+    Phase ph("vulkan: glslang compile, reflect");
+    p.spirv = compile_compute(
+        {{"preamble.glsl", preamble}, {"defines", defines}, {"accessors", accessors}, {d.kernel + ".comp", source}}, d.kernel);
+    p.reflection = reflect(p.spirv, d.kernel);
+    p.accessors = std::move(decls);
+    std::lock_guard lock(mu_);
+    p.id = ++counts_.compiles;
+    const Program* stored = &store_.emplace_back(std::move(p));
+    mine.set_value(stored);
+    return *stored;
+  } catch (...) {
+    mine.set_exception(std::current_exception());
+    std::lock_guard lock(mu_);
+    cache_.erase(text);
+    throw;
+  }
+}
+
+void Programs::set_source(const std::string& kernel, std::string source) {
+  std::lock_guard lock(mu_);
+  overrides_[kernel] = std::move(source);
+}
+
+Programs::Counts Programs::counts() const {
+  std::lock_guard lock(mu_);
+  return counts_;
 }
 
 }  // namespace ts::vk

@@ -5,6 +5,9 @@
 // TS_INPUT / TS_OUTPUT (gpu/vulkan/accessors.h), so the text, and with it the cache key, holds them;
 // shapes never enter it (the accessors read them from ts_meta).
 #include <cstdint>
+#include <deque>
+#include <future>
+#include <mutex>
 #include <functional>
 #include <map>
 #include <string>
@@ -31,15 +34,25 @@ class Programs {
   using FormOf = std::function<TensorForm(const std::string& name, uint32_t binding)>;
   // Throws std::runtime_error naming the kernel: unknown kernel, compile error, unbindable resources;
   // Unsupported for a dtype or tensor form without kernels.
+  // Thread-safe: compile-ahead threads (VulkanBackend::precompile) call it beside the run's thread;
+  // one text compiles once, whoever asks first, and the others wait for it. A compile error is not
+  // cached, so every case of a broken kernel reports it.
   const Program& get(const Dispatch& d, DType dtype, const FormOf& form_of);
-  void set_source(const std::string& kernel, std::string source) { overrides_[kernel] = std::move(source); }
+  void set_source(const std::string& kernel, std::string source);
 
-  uint64_t compiles = 0;
-  uint64_t cache_hits = 0;
+  struct Counts {
+    uint64_t compiles = 0;
+    uint64_t cache_hits = 0;
+  };
+  Counts counts() const;
 
  private:
+  mutable std::mutex mu_;
+  Counts counts_;
   std::map<std::string, std::string> overrides_;
-  std::unordered_map<std::string, Program> cache_;  // keyed by the full text: no collisions to reason about
+  // Keyed by the full text: no collisions to reason about. A program being compiled is a future.
+  std::unordered_map<std::string, std::shared_future<const Program*>> cache_;
+  std::deque<Program> store_;  // what cache_ points to: deque elements never move
 };
 
 }  // namespace ts::vk

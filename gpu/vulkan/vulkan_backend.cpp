@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "core/profile.h"
+#include "gpu/vulkan/compile_pool.h"
 #include "gpu/vulkan/context.h"
 #include "gpu/vulkan/images.h"
 #include "gpu/vulkan/pipelines.h"
@@ -72,8 +74,12 @@ struct VulkanBackend::State {
   vk::Programs programs;
   std::vector<vk::Abandoned> abandoned;
   std::unique_ptr<vk::Gpu> gpu;  // null after a hang or a lost device, until the next run
+  // Compile-ahead threads: one fewer than the cores, since the run's thread keeps one busy. Tasks
+  // use `programs` and a Gpu's pipelines: drained before either goes (here, and in reap()).
+  vk::CompilePool compiler{std::max(1u, std::thread::hardware_concurrency()) - 1};
 
   ~State() {
+    compiler.drain();
     gpu.reset();
     if (!instance) return;  // create() failed before there was one (no Vulkan driver at all)
     reap(kDrainNs);
@@ -92,6 +98,7 @@ struct VulkanBackend::State {
   // they are destroyed, although the spec no longer counts them as pending: those messages are
   // dropped (the case that lost the device was reported already).
   void reap(uint64_t wait_ns) {
+    if (!abandoned.empty()) compiler.drain();  // a task may be warming an abandoned device's pipelines
     size_t seen = instance->messages().size();
     std::erase_if(abandoned, [&](vk::Abandoned& a) {
       if (!a.work->finished()) a.work->wait(wait_ns);
@@ -275,6 +282,34 @@ struct VulkanBackend::State {
   }
 };
 
+void VulkanBackend::precompile(const std::vector<Dispatch>& plan, const std::map<std::string, Physical>& forms,
+                               const std::map<std::string, DType>& dtypes, DType dtype) {
+  if (!s_->gpu) return;  // after a hang: the next run makes a new device
+  // Validation messages are gathered per run and blamed on its case: a compile elsewhere would blur
+  // that, and interleave with the run's thread in the message list.
+  if (s_->instance->validation()) return;
+  vk::Gpu* gpu = s_->gpu.get();
+  State* s = s_.get();
+  for (const Dispatch& d : plan) {
+    std::optional<Grid> grid = dispatch_grid(d, workgroup_size, s->limits);
+    if (!grid) continue;
+    s->compiler.submit([s, gpu, d, forms, dtypes, dtype, wg = grid->workgroup_size] {
+      try {
+        const vk::Program& prog = s->programs.get(d, dtype, [&](const std::string& name, uint32_t) {
+          const std::string tensor = bound_tensor(d, name);
+          return vk::TensorForm{forms.at(tensor).layout, dtypes.at(tensor)};
+        });
+        for (uint32_t cap : prog.reflection.capabilities)
+          if (!s->adapter.missing_for(cap).empty()) return;
+        if (prog.reflection.shared_bytes > s->adapter.props.limits.maxComputeSharedMemorySize) return;
+        gpu->pipelines.warm(prog, wg);
+      } catch (const std::exception&) {
+        // The run compiles it again and reports the error as its case's outcome.
+      }
+    });
+  }
+}
+
 VulkanBackend::VulkanBackend(std::unique_ptr<State> state) : s_(std::move(state)) {}
 VulkanBackend::~VulkanBackend() = default;
 
@@ -352,7 +387,8 @@ std::vector<std::string> VulkanBackend::take_validation_messages() {
 }
 
 VulkanBackend::ShaderStats VulkanBackend::shader_stats() const {
-  return {s_->programs.compiles, s_->programs.cache_hits, s_->gpu ? s_->gpu->pipelines.size() : 0};
+  const vk::Programs::Counts c = s_->programs.counts();
+  return {c.compiles, c.cache_hits, s_->gpu ? s_->gpu->pipelines.size() : 0};
 }
 
 const DeviceLimits& VulkanBackend::limits() const { return s_->limits; }

@@ -14,6 +14,7 @@
 #include "core/contract.h"
 #include "core/embedded.h"
 #include "core/profile.h"
+#include "gpu/kernel_source.h"
 #include "gpu/webgpu/locate.h"
 #include "gpu/webgpu/worker_process.h"
 
@@ -199,13 +200,13 @@ void WebGpuBackend::set_kernel_source(const std::string& kernel, std::string sou
 
 std::string WebGpuBackend::kernel_source(const std::string& kernel) const {
   auto it = kernel_overrides_.find(kernel);
-  if (it != kernel_overrides_.end()) return it->second;
-  return std::string(embedded("gpu/webgpu/shaders/" + kernel + ".wgsl"));
+  return resolve_includes(it != kernel_overrides_.end() ? std::string_view(it->second)
+                                                        : embedded("gpu/webgpu/shaders/" + kernel + ".wgsl"),
+                          "gpu/webgpu/shaders/", kernel + ".wgsl");
 }
 
 const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const std::string& source, DType dtype,
-                                                     const std::vector<HostBuffer>& buffers,
-                                                     const std::map<std::string, size_t>& index) {
+                                                     const std::map<std::string, webgpu::TensorForm>& tensors) {
   auto di = decls_.find(source);
   if (di == decls_.end()) {
     if (decls_.size() >= 256) decls_.clear();  // kernel overrides in tests: keep the maps bounded
@@ -217,13 +218,12 @@ const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const st
   for (const std::string& def : d.defines) key += cat(def, "\n");
   for (const webgpu::TensorDecl& t : decls) {
     const std::string tensor = bound_tensor(d, t.name);
-    auto bi = index.find(tensor);
-    if (bi == index.end())
+    auto bi = tensors.find(tensor);
+    if (bi == tensors.end())
       throw std::runtime_error(cat("webgpu: kernel ", d.kernel, " declares '", t.name, "' for tensor '", tensor,
                                    "', which the case does not have"));
-    const HostBuffer& b = buffers[bi->second];
-    forms.push_back({b.phys.layout, b.dtype});
-    key += cat(t.name, "=", layout_name(b.phys.layout), ":", dtype_name(b.dtype), "\n");
+    forms.push_back(bi->second);
+    key += cat(t.name, "=", layout_name(bi->second.layout), ":", dtype_name(bi->second.dtype), "\n");
   }
   key += source;
   auto it = programs_.find(key);
@@ -250,6 +250,50 @@ const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const st
   p.res = webgpu::reflect_wgsl(p.code, d.kernel);
   if (programs_.size() >= 256) programs_.clear();
   return programs_.emplace(std::move(key), std::move(p)).first->second;
+}
+
+json WebGpuBackend::shader_json(const Program& prog, const Dispatch& d, uint32_t workgroup_size) {
+  json layout = json::array();
+  for (const auto& s : prog.res.storage) {
+    using K = webgpu::StorageBinding::Kind;
+    const std::string type = s.kind == K::texture           ? "texture:" + s.format
+                             : s.kind == K::storage_texture ? "storage-texture:" + s.format
+                             : s.writable                   ? "storage"
+                                                            : "read-only-storage";
+    layout.push_back({s.binding, type});
+  }
+  if (prog.res.uniform) layout.push_back({prog.res.uniform->binding, "uniform"});
+  return {{"code", prog.code},
+          {"name", d.kernel + ".wgsl"},
+          {"line0", prog.line0},
+          {"wg", workgroup_size},
+          {"layout", std::move(layout)}};
+}
+
+void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map<std::string, Physical>& forms,
+                               const std::map<std::string, DType>& dtypes, DType dtype) {
+  if (!worker_) return;  // a worker lost in an earlier case: the next run starts one
+  if (dtype == DType::f16 && !limits_.f16) return;
+  std::map<std::string, webgpu::TensorForm> tensors;
+  for (auto& [name, ph] : forms) tensors[name] = {ph.layout, dtypes.at(name)};
+  json shaders = json::array();
+  for (const Dispatch& d : plan) {
+    const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
+    if (!grid) continue;
+    try {
+      shaders.push_back(shader_json(program(d, kernel_source(d.kernel), dtype, tensors), d, grid->workgroup_size));
+    } catch (const std::exception&) {
+      // execute() meets it again and reports it as the case's outcome.
+    }
+  }
+  if (shaders.empty()) return;
+  const std::string text = shaders.dump();
+  try {
+    worker_->post(FrameType::prepare, {{reinterpret_cast<const uint8_t*>(text.data()), text.size()}},
+                  std::chrono::milliseconds(options_.timeout_ms));
+  } catch (const WorkerLost&) {
+    worker_.reset();  // the next case starts a fresh worker
+  }
 }
 
 void WebGpuBackend::start() {
@@ -367,6 +411,8 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
     throw Unsupported(cat("webgpu: reading this case back needs a ", staging, "-byte staging buffer (image rows are ",
                           "256-byte aligned), over the device's maxBufferSize (", max_buffer_size_, ")"));
 
+  std::map<std::string, webgpu::TensorForm> tensor_forms;
+  for (const HostBuffer& b : buffers) tensor_forms[b.name] = {b.phys.layout, b.dtype};
   std::map<std::string, size_t> shader_index;  // by WGSL text and workgroup size
   std::map<std::vector<uint32_t>, size_t> metas;  // ts_meta contents -> buffer index
   size_t uniforms = 0;
@@ -374,27 +420,11 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
   for (const Dispatch& d : plan) {
     const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
     if (!grid) throw std::runtime_error(cat("webgpu: dispatch ", d.kernel, " does not fit the device grid"));
-    const Program& prog = program(d, kernel_source(d.kernel), dtype, buffers, buffer_index);
+    const Program& prog = program(d, kernel_source(d.kernel), dtype, tensor_forms);
     const WgslResources& res = prog.res;
     const std::string key = cat(grid->workgroup_size, "\n", prog.code);
     auto [it, fresh] = shader_index.emplace(key, shader_index.size());
-    if (fresh) {
-      json layout = json::array();
-      for (const auto& s : res.storage) {
-        using K = webgpu::StorageBinding::Kind;
-        const std::string type = s.kind == K::texture           ? "texture:" + s.format
-                                 : s.kind == K::storage_texture ? "storage-texture:" + s.format
-                                 : s.writable                   ? "storage"
-                                                                : "read-only-storage";
-        layout.push_back({s.binding, type});
-      }
-      if (res.uniform) layout.push_back({res.uniform->binding, "uniform"});
-      head["shaders"].push_back({{"code", prog.code},
-                                 {"name", d.kernel + ".wgsl"},
-                                 {"line0", prog.line0},
-                                 {"wg", grid->workgroup_size},
-                                 {"layout", std::move(layout)}});
-    }
+    if (fresh) head["shaders"].push_back(shader_json(prog, d, grid->workgroup_size));
     // The accessors' dims: one ts_meta buffer per distinct content in the case.
     size_t meta_index = 0;
     if (!prog.decls.empty()) {

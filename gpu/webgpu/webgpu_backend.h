@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gpu/gpu_backend.h"
 #include "gpu/webgpu/accessors.h"
 #include "gpu/webgpu/protocol.h"
@@ -51,6 +53,9 @@ class WebGpuBackend : public GpuBackend {
   void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) override;
   std::vector<double> time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
                                 const TimingBudget& budget) override;
+  // Sends the plan's pipelines to the worker to compile in the background (a PREPARE frame).
+  void precompile(const std::vector<Dispatch>& plan, const std::map<std::string, Physical>& forms,
+                  const std::map<std::string, DType>& dtypes, DType dtype) override;
 
  private:
   WebGpuBackend(WebGpuOptions options, std::vector<std::string> argv);
@@ -68,8 +73,11 @@ class WebGpuBackend : public GpuBackend {
   webgpu::Frame call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
                      const TimingBudget* timing, std::vector<std::pair<size_t, std::string>>& snapshots);
   // Cached per (kernel source, case dtype, defines, layout and dtype of each declared tensor).
+  // `forms`: the layout and dtype of every tensor of the case, by name.
   const Program& program(const Dispatch& d, const std::string& source, DType dtype,
-                         const std::vector<HostBuffer>& buffers, const std::map<std::string, size_t>& index);
+                         const std::map<std::string, webgpu::TensorForm>& forms);
+  // A shader of a RUN header or a PREPARE list (PROTOCOL.md).
+  static nlohmann::json shader_json(const Program& prog, const Dispatch& d, uint32_t workgroup_size);
   std::string kernel_source(const std::string& kernel) const;
 
   WebGpuOptions options_;

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4, TIME: 5, TIMES: 6 };
+const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4, PREPARE: 5, TIME: 6, TIMES: 7 };
 const TIMING_BATCH_MAX = 64;  // timed repetitions per submission
 const PIPELINE_CACHE_MAX = 256;
 
@@ -185,10 +185,27 @@ const resultSize = (b) => (b.image ? rowPitch(b.image) * b.image.extent[1] * b.i
 // A compute pipeline per (WGSL text, workgroup size), with the explicit layout the C++ reflection
 // found: 'auto' would drop bindings a broken kernel leaves unused and turn that into a bind error.
 // Only pipelines that Dawn accepted are cached, so a bad kernel reports its own error every time.
+// `pipelines` maps a key to a promise: a compile started ahead (PREPARE) is awaited, not repeated.
+const pipelineKey = (shader) => `${shader.wg}\n${shader.code}`;
+const bindLayout = (device, shader) =>
+  device.createBindGroupLayout({ entries: shader.layout.map(([binding, type]) => layoutEntry(binding, type)) });
+
+function remember(key, promise) {
+  if (pipelines.size >= PIPELINE_CACHE_MAX) pipelines.clear();
+  pipelines.set(key, promise);
+  promise.catch(() => { if (pipelines.get(key) === promise) pipelines.delete(key); });
+}
+
 async function pipelineFor(device, shader) {
-  const key = `${shader.wg}\n${shader.code}`;
-  const hit = pipelines.get(key);
-  if (hit) return hit;
+  const key = pipelineKey(shader);
+  const known = pipelines.get(key);
+  if (known) {
+    try {
+      return await known;
+    } catch {
+      // A compile ahead failed: compile here, where its errors are reported with their lines.
+    }
+  }
   device.pushErrorScope('validation');
   const module = device.createShaderModule({ code: shader.code });
   const diag = await module.getCompilationInfo();
@@ -200,17 +217,38 @@ async function pipelineFor(device, shader) {
     throw new Error(`kernel ${shader.name} does not compile:\n` +
                     errors.map((m) => `${where(m)}: error: ${m.message}`).join('\n'));
   }
-  const layout = device.createBindGroupLayout({ entries: shader.layout.map(([binding, type]) => layoutEntry(binding, type)) });
+  const layout = bindLayout(device, shader);
   const pipeline = device.createComputePipeline({
     layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
     compute: { module, entryPoint: 'main', constants: { WG: shader.wg } },
   });
   const err = await device.popErrorScope();
   if (err) throw new Error(`kernel ${shader.name}: ${err.message}`);
-  if (pipelines.size >= PIPELINE_CACHE_MAX) pipelines.clear();
   const entry = { pipeline, layout };
-  pipelines.set(key, entry);
+  remember(key, Promise.resolve(entry));
   return entry;
+}
+
+// PREPARE: pipelines that RUN frames will soon need, compiled by Dawn in the background (a driver
+// takes ~0.1 s per pipeline; Dawn compiles several at once). Everything here happens in one
+// synchronous stretch, so its error scope cannot interleave with a RUN's.
+function prepare(device, shaders) {
+  for (const shader of shaders) {
+    const key = pipelineKey(shader);
+    if (pipelines.has(key)) continue;
+    device.pushErrorScope('validation');
+    const module = device.createShaderModule({ code: shader.code });
+    const layout = bindLayout(device, shader);
+    const made = device.createComputePipelineAsync({
+      layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
+      compute: { module, entryPoint: 'main', constants: { WG: shader.wg } },
+    });
+    const scope = device.popErrorScope();
+    remember(key, Promise.all([made, scope]).then(([pipeline, err]) => {
+      if (err) throw new Error(err.message);
+      return { pipeline, layout };
+    }));
+  }
 }
 
 // Records every dispatch of the case in order and submits it; returns the staging buffer that
@@ -432,6 +470,15 @@ async function main() {
     }
   };
   process.stdin.on('data', frameReader((type, payload) => {
+    // PREPARE has no reply and must not wait behind the RUN being served: its compiles overlap it.
+    if (type === FRAME.PREPARE) {
+      try {
+        prepare(device, JSON.parse(payload.toString('utf8')));
+      } catch (e) {
+        process.stderr.write(`webgpu worker: PREPARE ignored: ${e.message}\n`);
+      }
+      return;
+    }
     queue = queue.then(() => serve(type, payload));
   }));
   // The Dawn instance held on globalThis keeps Node alive, so the worker leaves on its own when

@@ -204,6 +204,22 @@ void WorkerProcess::read_exact(uint8_t* dst, size_t n, Deadline deadline) {
 
 Frame WorkerProcess::call(FrameType type, const std::vector<std::span<const uint8_t>>& parts,
                           std::chrono::milliseconds timeout) {
+  const Deadline deadline = std::chrono::steady_clock::now() + timeout;
+  post(type, parts, timeout);
+  uint8_t head[5];
+  read_exact(head, 5, deadline);
+  uint32_t reply_len;
+  std::memcpy(&reply_len, head, 4);
+  if (reply_len == 0) lost("sent an empty frame");
+  Frame f;
+  f.type = FrameType(head[4]);
+  f.payload.resize(reply_len - 1);
+  read_exact(f.payload.data(), f.payload.size(), deadline);
+  return f;
+}
+
+void WorkerProcess::post(FrameType type, const std::vector<std::span<const uint8_t>>& parts,
+                         std::chrono::milliseconds timeout) {
   if (!alive()) throw WorkerLost("webgpu: worker is not running");
   const Deadline deadline = std::chrono::steady_clock::now() + timeout;
   uint64_t len = 1;
@@ -216,16 +232,6 @@ Frame WorkerProcess::call(FrameType type, const std::vector<std::span<const uint
   std::vector<std::span<const uint8_t>> all = {head};
   all.insert(all.end(), parts.begin(), parts.end());
   write_all(std::move(all), deadline);
-
-  read_exact(head, 5, deadline);
-  uint32_t reply_len;
-  std::memcpy(&reply_len, head, 4);
-  if (reply_len == 0) lost("sent an empty frame");
-  Frame f;
-  f.type = FrameType(head[4]);
-  f.payload.resize(reply_len - 1);
-  read_exact(f.payload.data(), f.payload.size(), deadline);
-  return f;
 }
 
 }  // namespace ts::webgpu

@@ -38,6 +38,8 @@ class WorkerProcess {
   // Throws WorkerLost (after killing the child) on death, timeout or a malformed reply.
   Frame call(FrameType type, const std::vector<std::span<const uint8_t>>& parts,
              std::chrono::milliseconds timeout);
+  // Sends one frame that gets no reply (PREPARE). Throws WorkerLost like call().
+  void post(FrameType type, const std::vector<std::span<const uint8_t>>& parts, std::chrono::milliseconds timeout);
 
   pid_t pid() const { return pid_; }
   bool alive() const { return pid_ > 0; }

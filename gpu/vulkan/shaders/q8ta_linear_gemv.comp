@@ -5,15 +5,8 @@
 // to the invocation whose turn they would be. A tree reduction in shared memory adds the partial
 // sums (barriers in uniform control flow: no invocation leaves before them), and invocation 0
 // requantizes and stores the texel (padding lanes 0).
-// Requantization, in float32 (inv_out_scale: 1 / output_scale rounded once on the host):
-//   q = (float(acc) * input_scale * weight_scales[n] + (has_bias != 0 ? bias[n] : 0)) * inv_out_scale
-//   out = clamp(roundEven(q) + out_zp, -128, 127)   (zero point after rounding, clamp in float)
-// Integer dot product (TS_INT_DOT: VK_KHR_shader_integer_dot_product through GL_EXT_spirv_intrinsics,
-// glslang 12 having no GLSL extension for it): OpSDot of two words of 4 packed int8 (format operand
-// 0 = PackedVectorFormat4x8Bit). x - x_zp does not fit a byte, so the dot path sums x*w and
-// subtracts x_zp * sum(w); the scalar path multiplies (x - x_zp) * w. Both are exact in int32
-// (|acc| < 2^31: reference/q8ta_linear.cpp's k_range), so they agree bit for bit. K's last K % 4
-// elements are added one at a time on both paths.
+// Requantization and the integer dot-product path (TS_INT_DOT): q8ta_requant.glsl. K's last
+// K % 4 elements are added one at a time on both paths.
 TS_INPUT(x, 0)
 TS_INPUT(weight, 1)
 layout(std430, binding = 2) readonly buffer WeightScales { float weight_scales[]; };
@@ -22,20 +15,7 @@ TS_OUTPUT(out, 4)
 layout(push_constant) uniform Params {
   uint M; uint K; uint N; int x_zp; int out_zp; float input_scale; float inv_out_scale; uint has_bias;
 } pc;
-#ifdef TS_INT_DOT
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
-int ts_sdot_packed(uint a, uint b, spirv_literal int format);
-int ts_dot4(uint a, uint b) { return ts_sdot_packed(a, b, 0); }
-const uint TS_ONES = 0x01010101u;  // ts_dot4(w, TS_ONES) = the sum of w's 4 bytes
-#endif
-
-int ts_idot(ivec4 a, ivec4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
-
-int requantize(int acc, uint n) {
-  float b = pc.has_bias != 0u ? bias[n] : 0.0;
-  float q = (float(acc) * pc.input_scale * weight_scales[n] + b) * pc.inv_out_scale;
-  return int(clamp(roundEven(q) + float(pc.out_zp), -128.0, 127.0));
-}
+#include "q8ta_requant.glsl"
 
 const uint WG = 64u;  // = Dispatch::workgroup; the shared array below is sized by it
 shared ivec4 partial[WG];

@@ -1,19 +1,7 @@
 // q8ta_linear, impl=tiled: out[m,n] = requantize(acc[m,n]), acc = sum_k (x[m,k] - x_zp) * weight[n,k].
-// Invocation g owns the 4x4 tile of out at rows 4*(g / ceil(N/4)).., columns 4*(g % ceil(N/4))..
-// (reference/q8ta_linear.cpp's plan): 4 x rows and 4 weight rows read once per K step for 16
-// accumulators. It stores by texel, so every output layout works and every texel is written once:
-// the texel whose lane 0 is an element of the tile is this invocation's, whole (a lane outside the
-// tile, such as a buffer word running into the next row when N % 4 != 0, is computed on its own;
-// padding lanes are 0), with the all-padding words that follow it (int8_4w4c words past N).
-// Requantization, in float32 (inv_out_scale: 1 / output_scale rounded once on the host):
-//   q = (float(acc) * input_scale * weight_scales[n] + (has_bias != 0 ? bias[n] : 0)) * inv_out_scale
-//   out = clamp(roundEven(q) + out_zp, -128, 127)   (zero point after rounding, clamp in float)
-// Integer dot product (TS_INT_DOT: VK_KHR_shader_integer_dot_product through GL_EXT_spirv_intrinsics,
-// glslang 12 having no GLSL extension for it): OpSDot of two words of 4 packed int8 (format operand
-// 0 = PackedVectorFormat4x8Bit). x - x_zp does not fit a byte, so the dot path sums x*w and
-// subtracts x_zp * sum(w); the scalar path multiplies (x - x_zp) * w. Both are exact in int32
-// (|acc| < 2^31: reference/q8ta_linear.cpp's k_range), so they agree bit for bit. K's last K % 4
-// elements are added one at a time on both paths.
+// The 4x4-tile GEMM of q8ta_gemm_tile.glsl (shared with q8ta_conv2d's im2col), out [M, N] in row
+// order; ceil(M/4) * ceil(N/4) invocations (reference/q8ta_linear.cpp's plan). Requantization and
+// the integer dot-product path (TS_INT_DOT): q8ta_requant.glsl.
 TS_INPUT(x, 0)
 TS_INPUT(weight, 1)
 layout(std430, binding = 2) readonly buffer WeightScales { float weight_scales[]; };
@@ -22,98 +10,10 @@ TS_OUTPUT(out, 4)
 layout(push_constant) uniform Params {
   uint M; uint K; uint N; int x_zp; int out_zp; float input_scale; float inv_out_scale; uint has_bias;
 } pc;
-#ifdef TS_INT_DOT
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
-int ts_sdot_packed(uint a, uint b, spirv_literal int format);
-int ts_dot4(uint a, uint b) { return ts_sdot_packed(a, b, 0); }
-const uint TS_ONES = 0x01010101u;  // ts_dot4(w, TS_ONES) = the sum of w's 4 bytes
-#endif
 
-int ts_idot(ivec4 a, ivec4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
+uint gemm_out_index(uint m, uint n) { return m * pc.N + n; }
+uvec2 gemm_out_mn(uint f) { return uvec2(f / pc.N, f % pc.N); }
 
-int requantize(int acc, uint n) {
-  float b = pc.has_bias != 0u ? bias[n] : 0.0;
-  float q = (float(acc) * pc.input_scale * weight_scales[n] + b) * pc.inv_out_scale;
-  return int(clamp(roundEven(q) + float(pc.out_zp), -128.0, 127.0));
-}
+#include "q8ta_gemm_tile.glsl"
 
-// acc of one element: x's row from flat index xo, weight's from wo.
-int accumulate(uint xo, uint wo) {
-  uint K4 = pc.K - pc.K % 4u;
-  int acc = 0;
-#ifdef TS_INT_DOT
-  int wsum = 0;
-  for (uint k = 0u; k < K4; k += 4u) {
-    uint w = weight_packed4(wo + k);
-    acc += ts_dot4(x_packed4(xo + k), w);
-    wsum += ts_dot4(w, TS_ONES);
-  }
-  acc -= pc.x_zp * wsum;
-#else
-  for (uint k = 0u; k < K4; k += 4u) acc += ts_idot(x_at4(xo + k) - ivec4(pc.x_zp), weight_at4(wo + k));
-#endif
-  for (uint k = K4; k < pc.K; ++k) acc += (x_at(xo + k) - pc.x_zp) * weight_at(wo + k);
-  return acc;
-}
-
-void main() {
-  uint g = ts_linear_id();
-  uint NT = (pc.N + 3u) / 4u;
-  if (g >= ((pc.M + 3u) / 4u) * NT) return;
-  uint r0 = 4u * (g / NT), c0 = 4u * (g % NT), K = pc.K, K4 = K - K % 4u;
-  // Row starts of x and weight; rows past M or N repeat the last one (computed, never stored).
-  uvec4 xo = min(uvec4(r0) + uvec4(0u, 1u, 2u, 3u), uvec4(pc.M - 1u)) * K;
-  uvec4 wo = min(uvec4(c0) + uvec4(0u, 1u, 2u, 3u), uvec4(pc.N - 1u)) * K;
-  ivec4 acc[4] = ivec4[4](ivec4(0), ivec4(0), ivec4(0), ivec4(0));  // acc[row][column] of the tile
-#ifdef TS_INT_DOT
-  ivec4 wsum = ivec4(0);
-  for (uint k = 0u; k < K4; k += 4u) {
-    uvec4 w = uvec4(weight_packed4(wo.x + k), weight_packed4(wo.y + k), weight_packed4(wo.z + k), weight_packed4(wo.w + k));
-    wsum += ivec4(ts_dot4(w.x, TS_ONES), ts_dot4(w.y, TS_ONES), ts_dot4(w.z, TS_ONES), ts_dot4(w.w, TS_ONES));
-    for (uint r = 0u; r < 4u; ++r) {
-      uint a = x_packed4(xo[r] + k);
-      acc[r] += ivec4(ts_dot4(a, w.x), ts_dot4(a, w.y), ts_dot4(a, w.z), ts_dot4(a, w.w));
-    }
-  }
-  for (uint r = 0u; r < 4u; ++r) acc[r] -= pc.x_zp * wsum;
-#else
-  for (uint k = 0u; k < K4; k += 4u) {
-    ivec4 w0 = weight_at4(wo.x + k), w1 = weight_at4(wo.y + k), w2 = weight_at4(wo.z + k), w3 = weight_at4(wo.w + k);
-    for (uint r = 0u; r < 4u; ++r) {
-      ivec4 a = x_at4(xo[r] + k) - ivec4(pc.x_zp);
-      acc[r] += ivec4(ts_idot(a, w0), ts_idot(a, w1), ts_idot(a, w2), ts_idot(a, w3));
-    }
-  }
-#endif
-  for (uint k = K4; k < K; ++k) {
-    ivec4 w = ivec4(weight_at(wo.x + k), weight_at(wo.y + k), weight_at(wo.z + k), weight_at(wo.w + k));
-    for (uint r = 0u; r < 4u; ++r) acc[r] += (x_at(xo[r] + k) - pc.x_zp) * w;
-  }
-
-  uint texels = out_texels();
-  for (uint r = 0u; r < 4u && r0 + r < pc.M; ++r)
-    for (uint c = 0u; c < 4u && c0 + c < pc.N; ++c) {
-      uint i = (r0 + r) * pc.N + c0 + c, t = out_texel_of(i);
-      if (out_flat(t, 0u) != i) continue;
-      ivec4 v = ivec4(0);
-      for (uint j = 0u; j < 4u; ++j) {
-        uint f = out_flat(t, j);
-        if (f == TS_PADDING) continue;
-        uint m = f / pc.N, n = f % pc.N;
-        // The tile's own value by constant-bound loops: a runtime index into acc would keep the
-        // accumulators in memory instead of registers on most GPUs.
-        int a = 0;
-        bool inside = false;
-        for (uint rr = 0u; rr < 4u; ++rr)
-          for (uint cc = 0u; cc < 4u; ++cc)
-            if (r0 + rr == m && c0 + cc == n) {
-              a = acc[rr][cc];
-              inside = true;
-            }
-        if (!inside) a = accumulate(m * K, n * K);
-        v[j] = requantize(a, n);
-      }
-      out_store(t, v);
-      for (uint u = t + 1u; u < texels && out_flat(u, 0u) == TS_PADDING; ++u) out_store(u, ivec4(0));
-    }
-}
+void main() { q8ta_gemm_tile(ts_linear_id()); }

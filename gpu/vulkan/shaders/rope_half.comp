@@ -1,7 +1,11 @@
 // rope_half: x [B,H,S,D]; element d of row (b,h,s):
 //   out[d] = x[d]*cos[s,d] + r[d]*sin[s,d],  r[d] = -x[d+D/2] for d < D/2, x[d-D/2] otherwise.
-// One invocation per output texel; each lane computes its own element in float32 and the texel is
-// stored once. Tensors in any layout (gpu/ACCESSORS.md).
+// One invocation per output texel, float32 arithmetic, the texel stored once; tensors in any layout
+// (gpu/ACCESSORS.md). Bandwidth: when the texel's lanes are 4 consecutive elements (lane 3 = lane 0
+// + 3: uniform lane strides make that contiguity) of one row and one half of it (always so for
+// buffers with D % 8 == 0), x, its partner run, cos and sin are each one 4-wide load, and the row
+// arithmetic is done once. Other texels take the per-lane path; both evaluate the same float32
+// expression per element, so results are bit-identical (negation is exact).
 TS_INPUT(x, 0)
 TS_INPUT(cos, 1)
 TS_INPUT(sin, 2)
@@ -12,13 +16,20 @@ void main() {
   uint t = ts_linear_id();
   if (t >= pc.n) return;
   uint hd = pc.D / 2u;
+  uint f0 = out_flat(t, 0u), d0 = f0 % pc.D;
   vec4 v = vec4(0.0);
-  for (uint j = 0u; j < 4u; ++j) {
-    uint i = out_flat(t, j);
-    if (i == TS_PADDING) continue;
-    uint d = i % pc.D, row = i / pc.D, s = row % pc.S;
-    float r = d < hd ? -x_at(i + hd) : x_at(i - hd);
-    v[j] = x_at(i) * cos_at(s * pc.D + d) + r * sin_at(s * pc.D + d);
+  if (out_flat(t, 3u) == f0 + 3u && (d0 + 3u < hd || (d0 >= hd && d0 + 3u < pc.D))) {
+    uint tab = ((f0 / pc.D) % pc.S) * pc.D + d0;
+    vec4 r = d0 < hd ? -x_at4(f0 + hd) : x_at4(f0 - hd);
+    v = x_at4(f0) * cos_at4(tab) + r * sin_at4(tab);
+  } else {
+    for (uint j = 0u; j < 4u; ++j) {
+      uint i = out_flat(t, j);
+      if (i == TS_PADDING) continue;
+      uint d = i % pc.D, row = i / pc.D, s = row % pc.S;
+      float r = d < hd ? -x_at(i + hd) : x_at(i - hd);
+      v[j] = x_at(i) * cos_at(s * pc.D + d) + r * sin_at(s * pc.D + d);
+    }
   }
   out_store(t, v);
 }

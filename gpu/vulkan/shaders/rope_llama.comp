@@ -1,33 +1,62 @@
 // rope_llama: for pair i of row (b,s,h) of xq and of xk, with c = freqs_cos[s,i], n = freqs_sin[s,i]:
 //   out[2i] = x[2i]*c - x[2i+1]*n,   out[2i+1] = x[2i]*n + x[2i+1]*c.
-// One invocation per output texel, xq_out's tq texels first, then xk_out's; each lane computes its
-// own element (reading its pair partner), in float32 whatever the storage, and the texel is stored
-// once. Tensors in any layout (gpu/ACCESSORS.md): the same arithmetic, other addressing.
+// Invocation id takes output texels 2u and 2u + 1 of xq_out (u = id < nq) or of xk_out (u = id - nq),
+// in float32 whatever the storage, each texel stored once. Tensors in any layout (gpu/ACCESSORS.md).
+// Bandwidth: when the two texels' 8 lanes are 8 consecutive elements of one row (every buffer pair
+// of texels with D % 8 == 0; lane runs are contiguous in every layout iff these lane indices say
+// so, lane strides being uniform within a texel), they are four whole pairs (lane 0 is even: W = D
+// is even) with consecutive table entries: two 4-wide loads of x, one of each table, and the row
+// arithmetic (integer divisions, the costly part next to 16 bytes of float16) once per 8 elements.
+// Other texels take the per-lane path (ragged D % 4 == 2 rows, strided packings, a row's last
+// texel when D % 8 == 4). Both compute each element with the same float32 expression, so the results
+// are bit-identical.
 TS_INPUT(xq, 0)
 TS_INPUT(xk, 1)
 TS_INPUT(freqs_cos, 2)
 TS_INPUT(freqs_sin, 3)
 TS_OUTPUT(xq_out, 4)
 TS_OUTPUT(xk_out, 5)
-layout(push_constant) uniform Params { uint n; uint tq; uint S; uint Hq; uint Hkv; uint hd; } pc;
+layout(push_constant) uniform Params { uint n; uint nq; uint tq; uint tk; uint S; uint Hq; uint Hkv; uint hd; } pc;
+
+vec2 rotate(float a, float b, float c, float n) { return vec2(a * c - b * n, a * n + b * c); }
+
+uint out_flat(bool is_q, uint t, uint j) { return is_q ? xq_out_flat(t, j) : xk_out_flat(t, j); }
+float x_at(bool is_q, uint i) { return is_q ? xq_at(i) : xk_at(i); }
+vec4 x_at4(bool is_q, uint i) { return is_q ? xq_at4(i) : xk_at4(i); }
+void out_store(bool is_q, uint t, vec4 v) {
+  if (is_q) xq_out_store(t, v);
+  else xk_out_store(t, v);
+}
+
+// One texel, lane by lane.
+vec4 texel(bool is_q, uint t, uint D, uint H) {
+  vec4 v = vec4(0.0);
+  for (uint j = 0u; j < 4u; ++j) {
+    uint f = out_flat(is_q, t, j);
+    if (f == TS_PADDING) continue;
+    uint e = f & ~1u;  // the pair's even element (D is even: pairs never straddle rows)
+    uint i = (f % D) / 2u, s = (f / D / H) % pc.S;
+    vec2 r = rotate(x_at(is_q, e), x_at(is_q, e + 1u), freqs_cos_at(s * pc.hd + i), freqs_sin_at(s * pc.hd + i));
+    v[j] = (f & 1u) == 0u ? r.x : r.y;
+  }
+  return v;
+}
 
 void main() {
   uint id = ts_linear_id();
   if (id >= pc.n) return;
-  bool is_q = id < pc.tq;
-  uint t = is_q ? id : id - pc.tq;
+  bool is_q = id < pc.nq;
+  uint t = 2u * (is_q ? id : id - pc.nq), count = is_q ? pc.tq : pc.tk;
   uint D = 2u * pc.hd, H = is_q ? pc.Hq : pc.Hkv;
-  vec4 v = vec4(0.0);
-  for (uint j = 0u; j < 4u; ++j) {
-    uint f = is_q ? xq_out_flat(t, j) : xk_out_flat(t, j);
-    if (f == TS_PADDING) continue;
-    uint e = f & ~1u;  // the pair's even element (D is even: pairs never straddle rows)
-    uint i = (f % D) / 2u, s = (f / D / H) % pc.S;
-    float c = freqs_cos_at(s * pc.hd + i);
-    float n = freqs_sin_at(s * pc.hd + i);
-    float a = is_q ? xq_at(e) : xk_at(e), b = is_q ? xq_at(e + 1u) : xk_at(e + 1u);
-    v[j] = (f & 1u) == 0u ? a * c - b * n : a * n + b * c;
+  uint f0 = out_flat(is_q, t, 0u), d = f0 % D;
+  if (t + 1u < count && (f0 & 1u) == 0u && d + 7u < D && out_flat(is_q, t, 3u) == f0 + 3u &&
+      out_flat(is_q, t + 1u, 0u) == f0 + 4u && out_flat(is_q, t + 1u, 3u) == f0 + 7u) {
+    uint a = ((f0 / D / H) % pc.S) * pc.hd + d / 2u;  // table entries a .. a+3
+    vec4 x0 = x_at4(is_q, f0), x1 = x_at4(is_q, f0 + 4u), c = freqs_cos_at4(a), n = freqs_sin_at4(a);
+    out_store(is_q, t, vec4(rotate(x0.x, x0.y, c.x, n.x), rotate(x0.z, x0.w, c.y, n.y)));
+    out_store(is_q, t + 1u, vec4(rotate(x1.x, x1.y, c.z, n.z), rotate(x1.z, x1.w, c.w, n.w)));
+    return;
   }
-  if (is_q) xq_out_store(t, v);
-  else xk_out_store(t, v);
+  out_store(is_q, t, texel(is_q, t, D, H));
+  if (t + 1u < count) out_store(is_q, t + 1u, texel(is_q, t + 1u, D, H));
 }

@@ -1,17 +1,11 @@
-// q8ta_linear, impl=gemv (M = 1): out[0,n] = clamp(round(q) + out_zp, -128, 127) with
-//   acc = sum_k (x[0,k] - x_zp) * weight[n,k]                                       (exact, i32)
-//   q   = (f32(acc) * input_scale * weight_scales[n] + (has_bias != 0 ? bias[n] : 0)) * inv_out_scale
-// in float32; round() is WGSL's, ties to even; the zero point is added after rounding, the clamp is
-// in float. inv_out_scale is 1 / output_scale rounded once to float32 on the host.
+// q8ta_linear, impl=gemv (M = 1): out[0,n] = requantize(acc[n]), acc = sum_k (x[0,k] - x_zp) * weight[n,k].
 // Workgroup w (WG = 64 invocations, the plan's Dispatch::workgroup) computes texel w of out: its
 // lanes are columns n (M = 1: the flat index is the column). Invocation l takes K in groups of 4
 // at 4l, 4l + 4 WG, ... and keeps one partial sum per lane; the K % 4 elements past the last whole
 // group go to the invocation whose turn they would be. A tree reduction in workgroup memory adds
 // the partial sums (barriers in uniform control flow: no invocation leaves before them), and
 // invocation 0 requantizes and stores the texel (padding lanes 0).
-// Integer dot product (TS_INT_DOT == 1): sum_k x*w over 4 packed bytes by dot4I8Packed, minus
-// x_zp * sum_k w (x - x_zp does not fit a byte); otherwise (x - x_zp) * w lane by lane. Both are
-// exact in i32 (wrapping, and the true sums fit: reference/q8ta_linear.cpp), so they agree bit for bit.
+// Requantization and the integer dot-product path (TS_INT_DOT): q8ta_requant.wgsl.
 TS_INPUT(x, 0)
 TS_INPUT(weight, 1)
 @group(0) @binding(2) var<storage, read> weight_scales : array<f32>;
@@ -20,15 +14,9 @@ TS_OUTPUT(out_, 4)
 struct Params { M: u32, K: u32, N: u32, x_zp: i32, out_zp: i32, input_scale: f32, inv_out_scale: f32, has_bias: u32 }
 @group(0) @binding(5) var<uniform> pc : Params;
 
-const ONES = 0x01010101u;  // dot4I8Packed(w, ONES) = the sum of w's 4 bytes
+#include "q8ta_requant.wgsl"
 
 var<workgroup> partial : array<vec4<i32>, WG>;
-
-fn requantize(acc: i32, n: u32) -> i32 {
-  let b = select(0.0, bias[n], pc.has_bias != 0u);
-  let q = (f32(acc) * pc.input_scale * weight_scales[n] + b) * pc.inv_out_scale;
-  return i32(clamp(round(q) + f32(pc.out_zp), -128.0, 127.0));
-}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

@@ -1,18 +1,7 @@
-// q8ta_linear, impl=tiled: out[m,n] = clamp(round(q) + out_zp, -128, 127) with
-//   acc = sum_k (x[m,k] - x_zp) * weight[n,k]                                       (exact, i32)
-//   q   = (f32(acc) * input_scale * weight_scales[n] + (has_bias != 0 ? bias[n] : 0)) * inv_out_scale
-// in float32; round() is WGSL's, ties to even; the zero point is added after rounding, the clamp is
-// in float. inv_out_scale is 1 / output_scale rounded once to float32 on the host.
-// Invocation g owns the 4x4 tile of out at rows 4*(g / ceil(N/4)).., columns 4*(g % ceil(N/4))..
-// (reference/q8ta_linear.cpp's plan). It stores by texel, so every output layout works and every
-// texel is written once: the texel whose lane 0 is an element of the tile is this invocation's,
-// whole (a lane outside the tile, such as a buffer word running into the next row when N % 4 != 0,
-// is computed on its own; padding lanes are 0), with the all-padding words that follow it
-// (int8_4w4c words past N).
-// Integer dot product (TS_INT_DOT == 1): sum_k x*w over 4 packed bytes by dot4I8Packed, minus
-// x_zp * sum_k w (x - x_zp does not fit a byte); otherwise (x - x_zp) * w lane by lane. Both are
-// exact in i32 (wrapping, and the true sum fits: reference/q8ta_linear.cpp), so they agree bit for
-// bit. K's last K % 4 elements are added one at a time on both paths.
+// q8ta_linear, impl=tiled: out[m,n] = requantize(acc[m,n]), acc = sum_k (x[m,k] - x_zp) * weight[n,k].
+// The 4x4-tile GEMM of q8ta_gemm_tile.wgsl (shared with q8ta_conv2d's im2col), out [M, N] in row
+// order; ceil(M/4) * ceil(N/4) invocations (reference/q8ta_linear.cpp's plan). Requantization and
+// the integer dot-product path (TS_INT_DOT): q8ta_requant.wgsl.
 TS_INPUT(x, 0)
 TS_INPUT(weight, 1)
 @group(0) @binding(2) var<storage, read> weight_scales : array<f32>;
@@ -21,101 +10,12 @@ TS_OUTPUT(out_, 4)
 struct Params { M: u32, K: u32, N: u32, x_zp: i32, out_zp: i32, input_scale: f32, inv_out_scale: f32, has_bias: u32 }
 @group(0) @binding(5) var<uniform> pc : Params;
 
-const ONES = 0x01010101u;  // dot4I8Packed(w, ONES) = the sum of w's 4 bytes
+fn gemm_out_index(m: u32, n: u32) -> u32 { return m * pc.N + n; }
+fn gemm_out_mn(f: u32) -> vec2<u32> { return vec2<u32>(f / pc.N, f % pc.N); }
 
-fn requantize(acc: i32, n: u32) -> i32 {
-  let b = select(0.0, bias[n], pc.has_bias != 0u);
-  let q = (f32(acc) * pc.input_scale * weight_scales[n] + b) * pc.inv_out_scale;
-  return i32(clamp(round(q) + f32(pc.out_zp), -128.0, 127.0));
-}
-
-// acc of one element, for a lane outside the tile: x's row from flat index xo, weight's from wo.
-fn accumulate(xo: u32, wo: u32) -> i32 {
-  let K4 = pc.K - pc.K % 4u;
-  var acc = 0;
-  var wsum = 0;
-  for (var k = 0u; k < K4; k += 4u) {
-    if (TS_INT_DOT == 1) {
-      let w = weight_packed4(wo + k);
-      acc += dot4I8Packed(x_packed4(xo + k), w);
-      wsum += dot4I8Packed(w, ONES);
-    } else {
-      acc += dot(x_at4(xo + k) - vec4<i32>(pc.x_zp), weight_at4(wo + k));
-    }
-  }
-  acc -= pc.x_zp * wsum;
-  for (var k = K4; k < pc.K; k++) { acc += (x_at(xo + k) - pc.x_zp) * weight_at(wo + k); }
-  return acc;
-}
+#include "q8ta_gemm_tile.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = ts_linear_id(gid, nwg);
-  let NT = (pc.N + 3u) / 4u;
-  if (g >= ((pc.M + 3u) / 4u) * NT) { return; }
-  let r0 = 4u * (g / NT);
-  let c0 = 4u * (g % NT);
-  let K = pc.K;
-  let K4 = K - K % 4u;
-  // Row starts of x and weight; rows past M or N repeat the last one (computed, never stored).
-  let xo = vec4<u32>(min(r0, pc.M - 1u), min(r0 + 1u, pc.M - 1u), min(r0 + 2u, pc.M - 1u), min(r0 + 3u, pc.M - 1u)) * K;
-  let wo = vec4<u32>(min(c0, pc.N - 1u), min(c0 + 1u, pc.N - 1u), min(c0 + 2u, pc.N - 1u), min(c0 + 3u, pc.N - 1u)) * K;
-  var acc: array<vec4<i32>, 4>;  // acc[row][column] of the tile
-  var wsum = vec4<i32>(0);
-  for (var k = 0u; k < K4; k += 4u) {
-    if (TS_INT_DOT == 1) {
-      let w = vec4<u32>(weight_packed4(wo.x + k), weight_packed4(wo.y + k), weight_packed4(wo.z + k), weight_packed4(wo.w + k));
-      wsum += vec4<i32>(dot4I8Packed(w.x, ONES), dot4I8Packed(w.y, ONES), dot4I8Packed(w.z, ONES), dot4I8Packed(w.w, ONES));
-      for (var r = 0u; r < 4u; r++) {
-        let a = x_packed4(xo[r] + k);
-        acc[r] += vec4<i32>(dot4I8Packed(a, w.x), dot4I8Packed(a, w.y), dot4I8Packed(a, w.z), dot4I8Packed(a, w.w));
-      }
-    } else {
-      let w0 = weight_at4(wo.x + k);
-      let w1 = weight_at4(wo.y + k);
-      let w2 = weight_at4(wo.z + k);
-      let w3 = weight_at4(wo.w + k);
-      for (var r = 0u; r < 4u; r++) {
-        let a = x_at4(xo[r] + k) - vec4<i32>(pc.x_zp);
-        acc[r] += vec4<i32>(dot(a, w0), dot(a, w1), dot(a, w2), dot(a, w3));
-      }
-    }
-  }
-  for (var r = 0u; r < 4u; r++) { acc[r] -= pc.x_zp * wsum; }
-  for (var k = K4; k < K; k++) {
-    let w = vec4<i32>(weight_at(wo.x + k), weight_at(wo.y + k), weight_at(wo.z + k), weight_at(wo.w + k));
-    for (var r = 0u; r < 4u; r++) { acc[r] += (x_at(xo[r] + k) - pc.x_zp) * w; }
-  }
-
-  let texels = out_texels();
-  for (var r = 0u; r < 4u && r0 + r < pc.M; r++) {
-    for (var c = 0u; c < 4u && c0 + c < pc.N; c++) {
-      let i = (r0 + r) * pc.N + c0 + c;
-      let t = out_texel_of(i);
-      if (out_flat(t, 0u) != i) { continue; }
-      var v = vec4<i32>(0);
-      for (var j = 0u; j < 4u; j++) {
-        let f = out_flat(t, j);
-        if (f == TS_PAD) { continue; }
-        let m = f / pc.N;
-        let n = f % pc.N;
-        // The tile's own value, found by constant-bound loops: a runtime index into acc would keep
-        // the accumulators in memory instead of registers on most GPUs.
-        var a = 0;
-        var inside = false;
-        for (var rr = 0u; rr < 4u; rr++) {
-          for (var cc = 0u; cc < 4u; cc++) {
-            if (r0 + rr == m && c0 + cc == n) {
-              a = acc[rr][cc];
-              inside = true;
-            }
-          }
-        }
-        if (!inside) { a = accumulate(m * K, n * K); }
-        v[j] = requantize(a, n);
-      }
-      out_store(t, v);
-      for (var u = t + 1u; u < texels && out_flat(u, 0u) == TS_PAD; u++) { out_store(u, vec4<i32>(0)); }
-    }
-  }
+  q8ta_gemm_tile(ts_linear_id(gid, nwg));
 }

@@ -1,6 +1,10 @@
 // rope_half: x [B,H,S,D]; element d of row (b,h,s):
 //   out[d] = x[d]*cos[s,d] + r[d]*sin[s,d],  r[d] = -x[d+D/2] for d < D/2, x[d-D/2] otherwise.
-// One invocation per output texel, one element per lane, float32 arithmetic, any layouts.
+// One invocation per output texel, float32 arithmetic, any layouts. Bandwidth: when the texel's
+// lanes are 4 consecutive elements (lane 3 = lane 0 + 3: uniform lane strides make that contiguity)
+// in one half of one row (every buffer texel when D % 8 == 0), x, its partner run, cos and sin are
+// each one 4-wide load and the row arithmetic is done once; other texels take the per-lane path.
+// Both evaluate the same float32 expression per element (negation is exact): bit-identical.
 // Tensors: TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md; `cos_`, `sin_`, `out_` are the tensors cos, sin,
 // out, with accessors cos_at, sin_at, out_store: cos and sin are WGSL builtins); the uniform block
 // `pc` takes the plan's uniforms by member name (gpu/webgpu/PROTOCOL.md).
@@ -16,16 +20,25 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let t = ts_linear_id(gid, nwg);
   if (t >= pc.n) { return; }
   let hd = pc.D / 2u;
+  let f0 = out_flat(t, 0u);
+  let d0 = f0 % pc.D;
   var v = vec4<f32>(0.0);  // padding lanes stay 0
-  for (var j = 0u; j < 4u; j++) {
-    let i = out_flat(t, j);
-    if (i == TS_PAD) { continue; }
-    let d = i % pc.D;
-    let s = (i / pc.D) % pc.S;
-    // Only the branch taken reads x, so neither index leaves the row.
-    var r: f32;
-    if (d < hd) { r = -x_at(i + hd); } else { r = x_at(i - hd); }
-    v[j] = x_at(i) * cos_at(s * pc.D + d) + r * sin_at(s * pc.D + d);
+  if (out_flat(t, 3u) == f0 + 3u && (d0 + 3u < hd || (d0 >= hd && d0 + 3u < pc.D))) {
+    let tab = ((f0 / pc.D) % pc.S) * pc.D + d0;
+    // Only the branch taken reads x, so neither run leaves the row.
+    var r: vec4<f32>;
+    if (d0 < hd) { r = -x_at4(f0 + hd); } else { r = x_at4(f0 - hd); }
+    v = x_at4(f0) * cos_at4(tab) + r * sin_at4(tab);
+  } else {
+    for (var j = 0u; j < 4u; j++) {
+      let i = out_flat(t, j);
+      if (i == TS_PAD) { continue; }
+      let d = i % pc.D;
+      let s = (i / pc.D) % pc.S;
+      var r: f32;
+      if (d < hd) { r = -x_at(i + hd); } else { r = x_at(i - hd); }
+      v[j] = x_at(i) * cos_at(s * pc.D + d) + r * sin_at(s * pc.D + d);
+    }
   }
   out_store(t, v);
 }

@@ -1,7 +1,12 @@
 // rope_llama: for pair i of row (b,s,h) of xq and of xk, with c = freqs_cos[s,i], n = freqs_sin[s,i]:
 //   out[2i] = x[2i]*c - x[2i+1]*n,   out[2i+1] = x[2i]*n + x[2i+1]*c.
-// One invocation per output texel, xq_out's tq texels first, then xk_out's; each lane is one element,
-// computed in float32 (float16 and bfloat16 only in storage), whatever layout each tensor has.
+// Invocation id takes output texels 2u and 2u + 1 of xq_out (u = id < nq) or of xk_out (u = id - nq);
+// each element computed in float32 (float16 and bfloat16 only in storage), whatever layout each
+// tensor has. Bandwidth: when the two texels' 8 lanes are 8 consecutive elements of one row (every
+// buffer pair with D % 8 == 0; lane strides are uniform within a texel, so these lane indices decide
+// it in every layout), they are four whole pairs with consecutive table entries: two 4-wide loads of
+// x, one of each table, and the row arithmetic once per 8 elements. Other texels take the per-lane
+// path; both evaluate the same float32 expression per element: bit-identical results.
 // Tensors: TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md); the uniform block `pc` takes the plan's uniforms
 // by member name (gpu/webgpu/PROTOCOL.md). The preamble gives WG, ts_linear_id and the accessors.
 TS_INPUT(xq, 0)
@@ -10,40 +15,64 @@ TS_INPUT(freqs_cos, 2)
 TS_INPUT(freqs_sin, 3)
 TS_OUTPUT(xq_out, 4)
 TS_OUTPUT(xk_out, 5)
-struct Params { n: u32, tq: u32, S: u32, Hq: u32, Hkv: u32, hd: u32 }
+struct Params { n: u32, nq: u32, tq: u32, tk: u32, S: u32, Hq: u32, Hkv: u32, hd: u32 }
 @group(0) @binding(6) var<uniform> pc : Params;
 
-// Element e (of D = 2*hd) of a row at sequence position s, from its pair (a, b) = (x[2i], x[2i+1]).
-fn rotate(a: f32, b: f32, s: u32, e: u32) -> f32 {
-  let i = e / 2u;
-  let c = freqs_cos_at(s * pc.hd + i);
-  let n = freqs_sin_at(s * pc.hd + i);
-  if (e % 2u == 0u) { return a * c - b * n; }
-  return a * n + b * c;
+fn rotate(a: f32, b: f32, c: f32, n: f32) -> vec2<f32> { return vec2<f32>(a * c - b * n, a * n + b * c); }
+
+fn out_flat(is_q: bool, t: u32, j: u32) -> u32 {
+  if (is_q) { return xq_out_flat(t, j); }
+  return xk_out_flat(t, j);
+}
+fn x_at(is_q: bool, i: u32) -> f32 {
+  if (is_q) { return xq_at(i); }
+  return xk_at(i);
+}
+fn x_at4(is_q: bool, i: u32) -> vec4<f32> {
+  if (is_q) { return xq_at4(i); }
+  return xk_at4(i);
+}
+fn out_store(is_q: bool, t: u32, value: vec4<f32>) {
+  var v = value;  // a variable: tests/test_broken_kernels.cpp splices a lossy store in before the line below
+  if (is_q) { xq_out_store(t, v); } else { xk_out_store(t, v); }
+}
+
+// One texel, lane by lane (padding lanes stay 0).
+fn texel(is_q: bool, t: u32, D: u32, H: u32) -> vec4<f32> {
+  var v = vec4<f32>(0.0);
+  for (var j = 0u; j < 4u; j++) {
+    let f = out_flat(is_q, t, j);
+    if (f == TS_PAD) { continue; }
+    let p = f - f % 2u;
+    let k = ((f / D / H) % pc.S) * pc.hd + (f % D) / 2u;
+    let r = rotate(x_at(is_q, p), x_at(is_q, p + 1u), freqs_cos_at(k), freqs_sin_at(k));
+    v[j] = select(r.y, r.x, f % 2u == 0u);
+  }
+  return v;
 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let id = ts_linear_id(gid, nwg);
   if (id >= pc.n) { return; }
+  let is_q = id < pc.nq;
+  let t = 2u * select(id - pc.nq, id, is_q);
+  let count = select(pc.tk, pc.tq, is_q);
   let D = 2u * pc.hd;
-  var v = vec4<f32>(0.0);  // padding lanes stay 0
-  if (id < pc.tq) {
-    for (var j = 0u; j < 4u; j++) {
-      let f = xq_out_flat(id, j);
-      if (f == TS_PAD) { continue; }
-      let p = f - f % 2u;
-      v[j] = rotate(xq_at(p), xq_at(p + 1u), (f / D / pc.Hq) % pc.S, f % D);
-    }
-    xq_out_store(id, v);
-  } else {
-    let t = id - pc.tq;
-    for (var j = 0u; j < 4u; j++) {
-      let f = xk_out_flat(t, j);
-      if (f == TS_PAD) { continue; }
-      let p = f - f % 2u;
-      v[j] = rotate(xk_at(p), xk_at(p + 1u), (f / D / pc.Hkv) % pc.S, f % D);
-    }
-    xk_out_store(t, v);
+  let H = select(pc.Hkv, pc.Hq, is_q);
+  let f0 = out_flat(is_q, t, 0u);
+  let d = f0 % D;
+  if (t + 1u < count && f0 % 2u == 0u && d + 7u < D && out_flat(is_q, t, 3u) == f0 + 3u &&
+      out_flat(is_q, t + 1u, 0u) == f0 + 4u && out_flat(is_q, t + 1u, 3u) == f0 + 7u) {
+    let a = ((f0 / D / H) % pc.S) * pc.hd + d / 2u;  // table entries a .. a+3
+    let x0 = x_at4(is_q, f0);
+    let x1 = x_at4(is_q, f0 + 4u);
+    let c = freqs_cos_at4(a);
+    let n = freqs_sin_at4(a);
+    out_store(is_q, t, vec4<f32>(rotate(x0.x, x0.y, c.x, n.x), rotate(x0.z, x0.w, c.y, n.y)));
+    out_store(is_q, t + 1u, vec4<f32>(rotate(x1.x, x1.y, c.z, n.z), rotate(x1.z, x1.w, c.w, n.w)));
+    return;
   }
+  out_store(is_q, t, texel(is_q, t, D, H));
+  if (t + 1u < count) { out_store(is_q, t + 1u, texel(is_q, t + 1u, D, H)); }
 }

@@ -1,0 +1,70 @@
+#pragma once
+// The threads that compile kernels ahead of the run that needs them (VulkanBackend::precompile):
+// a fixed number of threads over one queue. A task never throws (compile errors are left for the
+// run to report). drain() returns once every task handed in so far has finished; the destructor
+// drains, so nothing a task uses may be destroyed before the pool.
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ts::vk {
+
+class CompilePool {
+ public:
+  explicit CompilePool(unsigned threads) {
+    for (unsigned i = 0; i < std::max(1u, threads); ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~CompilePool() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  CompilePool(const CompilePool&) = delete;
+  CompilePool& operator=(const CompilePool&) = delete;
+
+  void submit(std::function<void()> task) {
+    {
+      std::lock_guard lock(mu_);
+      queue_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+  }
+
+  void drain() {
+    std::unique_lock lock(mu_);
+    idle_.wait(lock, [this] { return queue_.empty() && busy_ == 0; });
+  }
+
+ private:
+  void work() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      std::function<void()> task = std::move(queue_.front());
+      queue_.pop_front();
+      ++busy_;
+      lock.unlock();
+      task();
+      lock.lock();
+      --busy_;
+      if (queue_.empty() && busy_ == 0) idle_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_, idle_;
+  std::deque<std::function<void()>> queue_;
+  unsigned busy_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace ts::vk

@@ -1,0 +1,55 @@
+// sdpa split (flash-decoding), step 2 of 2: for output row (s, h) and its chunks j that hold a key
+// the query sees (j * chunk <= pos + s; every such chunk has one, so its m_j is finite),
+//   M = max_j m_j,  a_j = exp(m_j - M),  out = (sum_j a_j part_o[j]) * (1 / sum_j a_j l_j),
+// float32. The chunk holding M has a_j = 1 and l_j >= 1, so the sum is at least 1.
+// 16 invocations per output texel (4 texels per workgroup of 64, Dispatch::workgroup): slice k
+// takes chunks k, k + 16, ... in order, and the slices' sums are added in slice order through
+// shared memory (the max is exact in any order). Long contexts have hundreds of chunks and decode
+// has few output texels (Hq * D / 4): one invocation per texel would leave most of a GPU idle.
+// out is a buffer or width-packed with W = D, D % 4 == 0: a texel is 4 consecutive head dims of one
+// row. Invocations of spare texels (past n) take part in the barriers and store nothing.
+layout(std430, binding = 0) readonly buffer PO { vec4 part_o[]; };
+layout(std430, binding = 1) readonly buffer PML { vec2 part_ml[]; };
+TS_OUTPUT(out, 2)
+layout(push_constant) uniform Params { uint n; uint Hq; uint D4; uint pos; uint chunk; uint chunks; } pc;
+
+const uint WG = 64u;  // = Dispatch::workgroup (reference/sdpa.cpp kSplitWg)
+const uint SL = 16u;  // invocations (chunk slices) per texel (kSplitSlices)
+const float MASKED = -1.0e30;
+shared float red_m[WG], red_l[WG];
+shared vec4 red_o[WG];
+
+void main() {
+  uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
+  uint l = gl_LocalInvocationIndex, k = l % SL, first = l - k, t = w * (WG / SL) + l / SL;
+  uint b = 0u, d4 = 0u, nv = 0u;
+  if (t < pc.n) {
+    uint f = out_flat(t, 0u), D = 4u * pc.D4, r = f / D, s = r / pc.Hq;
+    d4 = (f % D) / 4u;
+    nv = min((pc.pos + s) / pc.chunk + 1u, pc.chunks);
+    b = r * pc.chunks;
+  }
+  float M = MASKED;
+  for (uint j = k; j < nv; j += SL) M = max(M, part_ml[b + j].x);
+  red_m[l] = M;
+  barrier();
+  for (uint i = 0u; i < SL; ++i) M = max(M, red_m[first + i]);
+  float L = 0.0;
+  vec4 o = vec4(0.0);
+  for (uint j = k; j < nv; j += SL) {
+    vec2 ml = part_ml[b + j];
+    float a = exp(ml.x - M);
+    L += a * ml.y;
+    o += a * part_o[(b + j) * pc.D4 + d4];
+  }
+  red_l[l] = L;
+  red_o[l] = o;
+  barrier();
+  if (t < pc.n && k == 0u) {
+    for (uint i = 1u; i < SL; ++i) {
+      L += red_l[l + i];
+      o += red_o[l + i];
+    }
+    out_store(t, o * (1.0 / L));
+  }
+}

@@ -1,0 +1,63 @@
+// sdpa split (flash-decoding), step 2 of 2, as gpu/vulkan/shaders/sdpa_split_combine.comp: for
+// output row (s, h) and its chunks j with j * chunk <= pos + s (each holds a key the query sees),
+//   M = max_j m_j,  a_j = exp(m_j - M),  out = (sum_j a_j part_o[j]) * (1 / sum_j a_j l_j),
+// f32. 16 invocations per output texel (4 texels per workgroup of 64): slice k takes chunks k,
+// k + 16, ... in order, the slices' sums are added in slice order through workgroup memory (the max
+// is exact in any order). A texel (buffer or width-packed, W = D % 4 == 0) is 4 consecutive head
+// dims of one row. Invocations of spare texels take part in the barriers and store nothing.
+// Bindings (gpu/webgpu/PROTOCOL.md): `out_` is tensor out (TS_OUTPUT, gpu/ACCESSORS.md); each
+// storage array binds the tensor of its name; `pc` takes the plan's uniforms by member name.
+@group(0) @binding(0) var<storage, read> part_o : array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> part_ml : array<vec2<f32>>;
+TS_OUTPUT(out_, 2)
+struct Params { n: u32, Hq: u32, D4: u32, pos: u32, chunk: u32, chunks: u32 }
+@group(0) @binding(3) var<uniform> pc : Params;
+
+const SL = 16u;  // invocations (chunk slices) per texel; WG = 64 (reference/sdpa.cpp kSplitWg)
+const MASKED = -1.0e30;
+var<workgroup> red_m : array<f32, 64>;
+var<workgroup> red_l : array<f32, 64>;
+var<workgroup> red_o : array<vec4<f32>, 64>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) l: u32) {
+  let w = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
+  let k = l % SL;
+  let first = l - k;
+  let t = w * (WG / SL) + l / SL;
+  var b = 0u;
+  var d4 = 0u;
+  var nv = 0u;
+  if (t < pc.n) {
+    let f = out_flat(t, 0u);
+    let D = 4u * pc.D4;
+    let r = f / D;
+    d4 = (f % D) / 4u;
+    nv = min((pc.pos + r / pc.Hq) / pc.chunk + 1u, pc.chunks);
+    b = r * pc.chunks;
+  }
+  var M = MASKED;
+  for (var j = k; j < nv; j += SL) { M = max(M, part_ml[b + j].x); }
+  red_m[l] = M;
+  workgroupBarrier();
+  for (var i = 0u; i < SL; i++) { M = max(M, red_m[first + i]); }
+  var L = 0.0;
+  var o = vec4<f32>(0.0);
+  for (var j = k; j < nv; j += SL) {
+    let ml = part_ml[b + j];
+    let a = exp(ml.x - M);
+    L += a * ml.y;
+    o += a * part_o[(b + j) * pc.D4 + d4];
+  }
+  red_l[l] = L;
+  red_o[l] = o;
+  workgroupBarrier();
+  if (t < pc.n && k == 0u) {
+    for (var i = 1u; i < SL; i++) {
+      L += red_l[l + i];
+      o += red_o[l + i];
+    }
+    out_store(t, o * (1.0 / L));
+  }
+}

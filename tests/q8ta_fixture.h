@@ -1,0 +1,93 @@
+#pragma once
+// The fixture of the int8 suites (test_q8ta_backends.cpp, test_q8ta_conv2d.cpp), instantiated once per
+// GPU backend: the shared backend (packed dot product where the device has it), its scalar twin
+// (int_dot off), and fresh backends with a bug spliced into one kernel per language.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/runner.h"
+#include "gpu/gpu_backend.h"
+#include "tests/backend_fixture.h"
+#include "tests/kernel_bugs.h"
+
+namespace ts::test {
+
+inline std::string line(const CaseResult& r) { return cat(outcome_name(r.outcome), " ", r.id, ": ", r.detail); }
+
+inline bool has_cap(const Backend& b, const std::string& cap) {
+  const auto caps = b.info().capabilities;
+  return std::find(caps.begin(), caps.end(), cap) != caps.end();
+}
+
+// A bug as one line spliced next to an anchor, in each language's kernel.
+struct Splice {
+  std::string anchor, line;
+  bool after;
+};
+struct LangSplices {
+  Splice glsl, wgsl;
+};
+
+class Q8ta : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    dot_ = test::shared_backend(GetParam(), &why);
+    if (!dot_) {
+      if (test::missing_allowed(GetParam())) GTEST_SKIP() << GetParam() << " UNAVAILABLE: " << why;
+      FAIL() << GetParam() << " backend UNAVAILABLE on this machine: " << why
+             << " (set TOUCHSTONE_ALLOW_MISSING=" << GetParam() << " to skip deliberately)";
+    }
+    // The scalar twin (int_dot off), kept in the fixture's cache like the shared one.
+    auto& cache = test::backend_cache();
+    const std::string key = GetParam() + " int_dot=false";
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+      BackendConfig cfg;
+      cfg.validation = true;
+      cfg.int_dot = false;
+      std::string reason;
+      it = cache.emplace(key, std::make_pair(open_backend(GetParam(), cfg, &reason), reason)).first;
+    }
+    scalar_ = it->second.first.get();
+    ASSERT_NE(scalar_, nullptr) << it->second.second;
+  }
+  Backend& dot() { return *dot_; }
+  Backend& scalar() { return *scalar_; }
+  void require_dot() {
+    if (!has_cap(dot(), "int8-dot-product"))
+      GTEST_SKIP() << GetParam() << " has no packed integer dot product here: "
+                   << testing::PrintToString(dot().info().capabilities);
+  }
+  // A fresh backend of this kind whose `kernel` has the bug spliced in (the shared ones keep the
+  // shipped kernels).
+  std::unique_ptr<GpuBackend> broken(const std::map<std::string, LangSplices>& bugs, bool int_dot = true) {
+    BackendConfig cfg;
+    cfg.int_dot = int_dot;
+    std::string why;
+    std::unique_ptr<Backend> b = open_backend(GetParam(), cfg, &why);
+    auto* g = dynamic_cast<GpuBackend*>(b.get());
+    if (!g) {
+      ADD_FAILURE() << GetParam() << ": " << why;
+      return nullptr;
+    }
+    const bool vk = GetParam() == "vulkan";
+    for (auto& [kernel, s] : bugs) {
+      const Splice& sp = vk ? s.glsl : s.wgsl;
+      const std::string path = vk ? cat("gpu/vulkan/shaders/", kernel, ".comp") : cat("gpu/webgpu/shaders/", kernel, ".wgsl");
+      g->set_kernel_source(kernel, test::with_bug(path, sp.anchor, sp.line, sp.after));
+    }
+    b.release();
+    return std::unique_ptr<GpuBackend>(g);
+  }
+
+ private:
+  Backend* dot_ = nullptr;
+  Backend* scalar_ = nullptr;
+};
+
+}  // namespace ts::test

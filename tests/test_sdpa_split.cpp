@@ -1,0 +1,109 @@
+// sdpa impl=split (flash-decoding) beyond the generic suites, which already run its edge and drawn
+// cases: over the default sweep it computes what impl=naive computes (metamorphic: each is within
+// the tolerance of the exact value, so the two are within twice of each other, and they write the
+// same caches), on each backend; and a combine that forgets to rescale a chunk by exp(m_j - M) is
+// caught by the property, shrunk to a small case with more than one chunk, and reproduced by its id;
+// the partial dispatch's grid folds past 65,535 workgroups.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include "core/compare.h"
+#include "core/runner.h"
+#include "gpu/vulkan/vulkan_backend.h"
+#include "gpu/webgpu/webgpu_backend.h"
+#include "reference/ops.h"
+#include "tests/backend_fixture.h"
+#include "tests/kernel_bugs.h"
+#include "tests/shrink_bug.h"
+#include "tools/sweep.h"
+
+namespace ts::test {
+namespace {
+
+using SdpaSplit = BackendTest;
+
+// The default sweep's first 120 cases of each dtype (the edge cases, the split ones among them,
+// then drawn ones), less the large case: every valid one runs as split and as naive.
+TEST_P(SdpaSplit, EqualsNaiveOverTheSweep) {
+  for (DType t : sdpa_op().dtypes) {
+    const Sweep sweep(sdpa_op(), t, 120, 1);
+    int compared = 0;
+    for (int64_t k = 0; k < sweep.size(); ++k) {
+      const Case c = sweep.at(k);
+      if (c.id() == sdpa_op().large_case().id()) continue;
+      Expected split = prepare(Case(c).set("impl", "split")), naive = prepare(Case(c).set("impl", "naive"));
+      if (!split.error.empty() || split.violation) continue;
+      RunOutput a = backend().run(sdpa_op(), split.problem), b = backend().run(sdpa_op(), naive.problem);
+      ASSERT_EQ(a.status, RunOutput::Status::ok) << c.id() << ": " << a.message;
+      ASSERT_EQ(b.status, RunOutput::Status::ok) << c.id() << ": " << b.message;
+      CompareReport rep = compare("out", a.outputs.at("out"), b.outputs.at("out").cast(DType::f64), scaled(naive.tol, 2), false);
+      EXPECT_TRUE(rep.ok()) << c.id() << ": split vs naive max abs " << rep.max_abs << ", first at " << rep.first_bad;
+      EXPECT_EQ(a.outputs.at("k_cache").bytes, b.outputs.at("k_cache").bytes) << c.id();
+      EXPECT_EQ(a.outputs.at("v_cache").bytes, b.outputs.at("v_cache").bytes) << c.id();
+      ++compared;
+    }
+    EXPECT_GT(compared, 60) << dtype_name(t);
+  }
+}
+
+// One workgroup per (query block, chunk, kv head): 70,000 kv heads of one query each run 70,000
+// partial workgroups, past 65,535 in one grid dimension, so the grid folds into y and the kernel
+// counts its workgroups back (spare ones of the last row leave at once).
+TEST_P(SdpaSplit, PartialGridFoldsPastMaxWorkgroups) {
+  Expected e = prepare(Case::parse("sdpa/S=1,Hq=70000,Hkv=70000,D=4,pos=1,impl=split/float32/buffer/seed=5"));
+  ASSERT_TRUE(e.error.empty() && !e.violation) << e.error;
+  const std::vector<Dispatch> plan = sdpa_op().plan(e.problem);
+  ASSERT_EQ(plan[1].kernel, "sdpa_split_partial");
+  ASSERT_GT(plan[1].invocations / plan[1].workgroup, 65535u);
+  CaseResult r = judge(e, backend());
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.id << ": " << r.detail;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SdpaSplit, ::testing::ValuesIn(known_backends()), [](const auto& info) { return info.param; });
+
+// The combine weighs every chunk as if its max were the row's: a_j = exp(m_j - m_j) = 1 instead of
+// exp(m_j - M) (M is reset to the chunk's own max just before a_j is computed).
+std::string combine_without_rescale(const std::string& backend) {
+  return backend == "vulkan"
+             ? with_bug("gpu/vulkan/shaders/sdpa_split_combine.comp", "vec2 ml = part_ml[b + j];", "    M = ml.x;", true)
+             : with_bug("gpu/webgpu/shaders/sdpa_split_combine.wgsl", "let ml = part_ml[b + j];", "    M = ml.x;", true);
+}
+
+class SdpaSplitBug : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SdpaSplitBug, CombineWithoutRescaleIsCaughtShrunkAndReproduced) {
+  std::string why;
+  std::unique_ptr<Backend> b;
+  if (GetParam() == "vulkan") {
+    auto vk = VulkanBackend::create({}, &why);
+    if (vk) vk->set_kernel_source("sdpa_split_combine", combine_without_rescale("vulkan"));
+    b = std::move(vk);
+  } else {
+    auto wg = WebGpuBackend::create({}, &why);
+    if (wg) wg->set_kernel_source("sdpa_split_combine", combine_without_rescale("webgpu"));
+    b = std::move(wg);
+  }
+  if (!b) {
+    if (missing_allowed(GetParam())) GTEST_SKIP() << GetParam() << " UNAVAILABLE: " << why;
+    FAIL() << GetParam() << " UNAVAILABLE: " << why;
+  }
+  const rc::Gen<Case> split = rc::gen::map(gen_sdpa(DType::f32, true), [](Case c) { return c.set("impl", "split"); });
+  const std::string id = shrunk_failure(*b, split);
+  ASSERT_FALSE(id.empty()) << "the missing rescale was not caught";
+  const Case shrunk = Case::parse(id);
+  // Only a query that sees two chunks (32 keys each at these sizes) can show it.
+  EXPECT_GT(shrunk.get("pos") + shrunk.get("S"), 32) << id;
+  EXPECT_EQ(shrunk.get("S"), 1) << id;  // decode, the smallest head dim: the bug needs neither more
+  EXPECT_EQ(shrunk.get("D"), 4) << id;
+  expect_reproduces(id, *b);
+  std::string why2;
+  std::unique_ptr<Backend> good = open_backend(GetParam(), {}, &why2);
+  ASSERT_TRUE(good) << why2;
+  EXPECT_EQ(judge(prepare(shrunk), *good).outcome, Outcome::pass) << "the shipped kernels pass the shrunk case";
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SdpaSplitBug, ::testing::ValuesIn(known_backends()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace ts::test
