@@ -1,22 +1,22 @@
 // rope_llama: for pair i of row (b,s,h) of xq and of xk, with c = freqs_cos[s,i], n = freqs_sin[s,i]:
 //   out[2i] = x[2i]*c - x[2i+1]*n,   out[2i+1] = x[2i]*n + x[2i+1]*c.
-// Invocation id takes output texels 2u and 2u + 1 of xq_out (u = id < nq) or of xk_out (u = id - nq),
-// in float32 whatever the storage, each texel stored once. Tensors in any layout (gpu/ACCESSORS.md).
-// Bandwidth: when the two texels' 8 lanes are 8 consecutive elements of one row (every buffer pair
-// of texels with D % 8 == 0; lane runs are contiguous in every layout iff these lane indices say
-// so, lane strides being uniform within a texel), they are four whole pairs (lane 0 is even: W = D
-// is even) with consecutive table entries: two 4-wide loads of x, one of each table, and the row
-// arithmetic (integer divisions, the costly part next to 16 bytes of float16) once per 8 elements.
-// Other texels take the per-lane path (ragged D % 4 == 2 rows, strided packings, a row's last
-// texel when D % 8 == 4). Both compute each element with the same float32 expression, so the results
-// are bit-identical.
+// Invocation id takes tpi output texels (the plan's: 2 when D % 8 == 0, else 1) from tpi*u of xq_out
+// (u = id < nq) or of xk_out (u = id - nq), in float32 whatever the storage, each texel stored once.
+// Tensors in any layout (gpu/ACCESSORS.md).
+// Bandwidth: when the texels' lanes are 4*tpi consecutive elements of one row (every buffer texel
+// when D % 8 == 0; lane strides are uniform within a texel, so these lane indices decide it in every
+// layout), they are whole pairs (lane 0 is even: W = D is even) with consecutive table entries:
+// 4-wide loads of x (and of both tables for two texels), and the row arithmetic (integer divisions,
+// the costly part next to 16 bytes of float16) once per run. Other texels take the per-lane path
+// (ragged D % 4 == 2 rows, strided packings). Both compute each element with the same float32
+// expression, so the results are bit-identical.
 TS_INPUT(xq, 0)
 TS_INPUT(xk, 1)
 TS_INPUT(freqs_cos, 2)
 TS_INPUT(freqs_sin, 3)
 TS_OUTPUT(xq_out, 4)
 TS_OUTPUT(xk_out, 5)
-layout(push_constant) uniform Params { uint n; uint nq; uint tq; uint tk; uint S; uint Hq; uint Hkv; uint hd; } pc;
+layout(push_constant) uniform Params { uint n; uint nq; uint tq; uint tk; uint tpi; uint S; uint Hq; uint Hkv; uint hd; } pc;
 
 vec2 rotate(float a, float b, float c, float n) { return vec2(a * c - b * n, a * n + b * c); }
 
@@ -46,17 +46,23 @@ void main() {
   uint id = ts_linear_id();
   if (id >= pc.n) return;
   bool is_q = id < pc.nq;
-  uint t = 2u * (is_q ? id : id - pc.nq), count = is_q ? pc.tq : pc.tk;
+  uint t = pc.tpi * (is_q ? id : id - pc.nq), count = is_q ? pc.tq : pc.tk, last = t + pc.tpi - 1u;
   uint D = 2u * pc.hd, H = is_q ? pc.Hq : pc.Hkv;
   uint f0 = out_flat(is_q, t, 0u), d = f0 % D;
-  if (t + 1u < count && (f0 & 1u) == 0u && d + 7u < D && out_flat(is_q, t, 3u) == f0 + 3u &&
-      out_flat(is_q, t + 1u, 0u) == f0 + 4u && out_flat(is_q, t + 1u, 3u) == f0 + 7u) {
-    uint a = ((f0 / D / H) % pc.S) * pc.hd + d / 2u;  // table entries a .. a+3
-    vec4 x0 = x_at4(is_q, f0), x1 = x_at4(is_q, f0 + 4u), c = freqs_cos_at4(a), n = freqs_sin_at4(a);
+  bool run = last < count && (f0 & 1u) == 0u && d + 4u * pc.tpi <= D && out_flat(is_q, last, 3u) == f0 + 4u * pc.tpi - 1u &&
+             (pc.tpi == 1u || (out_flat(is_q, t, 3u) == f0 + 3u && out_flat(is_q, t + 1u, 0u) == f0 + 4u));
+  if (run) {
+    uint a = ((f0 / D / H) % pc.S) * pc.hd + d / 2u;  // table entries a, a+1, ...
+    vec4 x0 = x_at4(is_q, f0);
+    if (pc.tpi == 1u) {
+      out_store(is_q, t, vec4(rotate(x0.x, x0.y, freqs_cos_at(a), freqs_sin_at(a)),
+                              rotate(x0.z, x0.w, freqs_cos_at(a + 1u), freqs_sin_at(a + 1u))));
+      return;
+    }
+    vec4 x1 = x_at4(is_q, f0 + 4u), c = freqs_cos_at4(a), n = freqs_sin_at4(a);
     out_store(is_q, t, vec4(rotate(x0.x, x0.y, c.x, n.x), rotate(x0.z, x0.w, c.y, n.y)));
     out_store(is_q, t + 1u, vec4(rotate(x1.x, x1.y, c.z, n.z), rotate(x1.z, x1.w, c.w, n.w)));
     return;
   }
-  out_store(is_q, t, texel(is_q, t, D, H));
-  if (t + 1u < count) out_store(is_q, t + 1u, texel(is_q, t + 1u, D, H));
+  for (uint u = t; u <= last && u < count; ++u) out_store(is_q, u, texel(is_q, u, D, H));
 }

@@ -1,12 +1,13 @@
 // rope_llama: for pair i of row (b,s,h) of xq and of xk, with c = freqs_cos[s,i], n = freqs_sin[s,i]:
 //   out[2i] = x[2i]*c - x[2i+1]*n,   out[2i+1] = x[2i]*n + x[2i+1]*c.
-// Invocation id takes output texels 2u and 2u + 1 of xq_out (u = id < nq) or of xk_out (u = id - nq);
-// each element computed in float32 (float16 and bfloat16 only in storage), whatever layout each
-// tensor has. Bandwidth: when the two texels' 8 lanes are 8 consecutive elements of one row (every
-// buffer pair with D % 8 == 0; lane strides are uniform within a texel, so these lane indices decide
-// it in every layout), they are four whole pairs with consecutive table entries: two 4-wide loads of
-// x, one of each table, and the row arithmetic once per 8 elements. Other texels take the per-lane
-// path; both evaluate the same float32 expression per element: bit-identical results.
+// Invocation id takes tpi output texels (the plan's: 2 when D % 8 == 0, else 1) from tpi*u of xq_out
+// (u = id < nq) or of xk_out (u = id - nq); each element computed in float32 (float16 and bfloat16
+// only in storage), whatever layout each tensor has. Bandwidth: when the texels' lanes are 4*tpi
+// consecutive elements of one row (every buffer texel when D % 8 == 0; lane strides are uniform
+// within a texel, so these lane indices decide it in every layout), they are whole pairs with
+// consecutive table entries: 4-wide loads of x (and of both tables for two texels), the row
+// arithmetic once per run. Other texels take the per-lane path; both evaluate the same float32
+// expression per element: bit-identical results.
 // Tensors: TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md); the uniform block `pc` takes the plan's uniforms
 // by member name (gpu/webgpu/PROTOCOL.md). The preamble gives WG, ts_linear_id and the accessors.
 TS_INPUT(xq, 0)
@@ -15,7 +16,7 @@ TS_INPUT(freqs_cos, 2)
 TS_INPUT(freqs_sin, 3)
 TS_OUTPUT(xq_out, 4)
 TS_OUTPUT(xk_out, 5)
-struct Params { n: u32, nq: u32, tq: u32, tk: u32, S: u32, Hq: u32, Hkv: u32, hd: u32 }
+struct Params { n: u32, nq: u32, tq: u32, tk: u32, tpi: u32, S: u32, Hq: u32, Hkv: u32, hd: u32 }
 @group(0) @binding(6) var<uniform> pc : Params;
 
 fn rotate(a: f32, b: f32, c: f32, n: f32) -> vec2<f32> { return vec2<f32>(a * c - b * n, a * n + b * c); }
@@ -56,16 +57,23 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let id = ts_linear_id(gid, nwg);
   if (id >= pc.n) { return; }
   let is_q = id < pc.nq;
-  let t = 2u * select(id - pc.nq, id, is_q);
+  let t = pc.tpi * select(id - pc.nq, id, is_q);
   let count = select(pc.tk, pc.tq, is_q);
+  let last = t + pc.tpi - 1u;
   let D = 2u * pc.hd;
   let H = select(pc.Hkv, pc.Hq, is_q);
   let f0 = out_flat(is_q, t, 0u);
   let d = f0 % D;
-  if (t + 1u < count && f0 % 2u == 0u && d + 7u < D && out_flat(is_q, t, 3u) == f0 + 3u &&
-      out_flat(is_q, t + 1u, 0u) == f0 + 4u && out_flat(is_q, t + 1u, 3u) == f0 + 7u) {
-    let a = ((f0 / D / H) % pc.S) * pc.hd + d / 2u;  // table entries a .. a+3
+  var run = last < count && f0 % 2u == 0u && d + 4u * pc.tpi <= D && out_flat(is_q, last, 3u) == f0 + 4u * pc.tpi - 1u;
+  if (run && pc.tpi == 2u) { run = out_flat(is_q, t, 3u) == f0 + 3u && out_flat(is_q, t + 1u, 0u) == f0 + 4u; }
+  if (run) {
+    let a = ((f0 / D / H) % pc.S) * pc.hd + d / 2u;  // table entries a, a+1, ...
     let x0 = x_at4(is_q, f0);
+    if (pc.tpi == 1u) {
+      out_store(is_q, t, vec4<f32>(rotate(x0.x, x0.y, freqs_cos_at(a), freqs_sin_at(a)),
+                                   rotate(x0.z, x0.w, freqs_cos_at(a + 1u), freqs_sin_at(a + 1u))));
+      return;
+    }
     let x1 = x_at4(is_q, f0 + 4u);
     let c = freqs_cos_at4(a);
     let n = freqs_sin_at4(a);
@@ -73,6 +81,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     out_store(is_q, t + 1u, vec4<f32>(rotate(x1.x, x1.y, c.z, n.z), rotate(x1.z, x1.w, c.w, n.w)));
     return;
   }
-  out_store(is_q, t, texel(is_q, t, D, H));
-  if (t + 1u < count) { out_store(is_q, t + 1u, texel(is_q, t + 1u, D, H)); }
+  for (var u = t; u <= last && u < count; u++) { out_store(is_q, u, texel(is_q, u, D, H)); }
 }
