@@ -126,6 +126,13 @@ struct OpDef {
                                                            // <input>_dtype, allowed for every input)
   // The layouts each tensor (input or output) may take; a tensor not listed allows only `buffer`.
   std::map<std::string, std::vector<std::string>> layouts = {};
+  // Performance models for `touchstone bench`, beside the plan in each operator's file (nullptr:
+  // not applicable). bytes_moved: what an ideal kernel must read and write (each input byte it
+  // needs once, each output byte once; scratch and re-reads not counted), so bytes / time is the
+  // bandwidth the case reached. flops: floating-point (or, for integer operators, integer)
+  // arithmetic operations of the algorithm, multiply and add counted apart.
+  double (*bytes_moved)(const Problem&) = nullptr;
+  double (*flops)(const Problem&) = nullptr;
 };
 
 }  // namespace ts

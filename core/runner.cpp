@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/case_rules.h"
+#include "core/profile.h"
 #include "core/registry.h"
 #include "core/rng.h"
 
@@ -45,11 +46,12 @@ Case parse_case(std::string_view id) {
   return c;
 }
 
-Expected prepare(const Case& c) {
+Expected prepare(const Case& c, uint64_t max_bytes) {
   Expected e;
   e.c = c;
   e.op = &declared_op(c);
-  AllocationLimit limit(kMaxCaseBytes);
+  AllocationLimit limit(max_bytes);
+  Phase ph("prepare: inputs, reference, tolerance");
   try {
     e.problem = e.op->make(c);
     e.violation = e.op->validate(e.problem);
@@ -103,6 +105,7 @@ CaseResult judge(const Expected& e, Backend& backend) {
 
   RunOutput out;
   try {
+    Phase ph("judge: backend run");
     out = backend.run(*e.op, e.problem);
   } catch (const std::exception& ex) {
     return done(Outcome::error, cat("backend threw: ", ex.what()));
@@ -155,6 +158,7 @@ CaseResult judge(const Expected& e, Backend& backend) {
     Tolerance tol = want.dtype == DType::f64 ? e.tol : Tolerance{0, 0};
     if (!is_float(it->second.dtype)) tol = e.tol;
     auto mask = out.unwritten.find(name);
+    Phase ph("judge: compare");
     CompareReport rep = compare(name, it->second, want, tol, true, mask == out.unwritten.end() ? nullptr : &mask->second);
     const Tensor& got = it->second;
     r.digests[name] = fnv1a64(std::string_view(reinterpret_cast<const char*>(got.bytes.data()), got.bytes.size()));

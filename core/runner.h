@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/case_rules.h"
 #include "core/compare.h"
 
 namespace ts {
@@ -30,7 +31,8 @@ Case parse_case(std::string_view id);
 // Builds the reference side of a case. Throws UsageError if the case breaks its operator's
 // declaration or exceeds kMaxCaseBytes (both before allocating); any other failure to build it is
 // recorded in `error` (an ERROR outcome).
-Expected prepare(const Case& c);
+// `max_bytes`: the host memory a case may take (check: kMaxCaseBytes; bench states its own).
+Expected prepare(const Case& c, uint64_t max_bytes = kMaxCaseBytes);
 
 struct CaseResult {
   std::string id;

@@ -1,8 +1,11 @@
 #include "gpu/gpu_backend.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
+
+#include "core/profile.h"
 
 namespace ts {
 
@@ -75,6 +78,20 @@ void fill_poison(std::vector<uint8_t>& b, size_t off, size_t n, DType t, bool se
   for (size_t i = 0; i + es <= n; i += es) std::memcpy(b.data() + off + i, &bits, es);
 }
 
+constexpr uint32_t kGuardWord = 0x01010101u * kGuardByte;
+
+// The 32-bit word of a dtype's poison pattern repeated (elements of 1, 2 or 4 bytes tile a word
+// exactly); nullopt for 8-byte elements.
+std::optional<uint32_t> poison_word(DType t, bool second) {
+  const uint64_t bits = poison_bits(t, second);
+  switch (dtype_size(t)) {
+    case 1: return uint32_t(bits) * 0x01010101u;
+    case 2: return uint32_t(bits) | uint32_t(bits) << 16;
+    case 4: return uint32_t(bits);
+    default: return std::nullopt;
+  }
+}
+
 // Every byte of [guard][data, n bytes][rounding + guard] outside the data must still be the guard byte.
 GuardReport check_guards(const std::vector<uint8_t>& bytes, size_t n) {
   GuardReport g;
@@ -110,6 +127,83 @@ ScratchReport check_scratch(const HostBuffer& b, const BufferSpec& s) {
 }
 
 }  // namespace
+
+namespace {
+
+// Host images of every buffer: inputs packed into their layouts, outputs and scratch poisoned
+// (buffers inside guard bands; images in every lane, padding included) with the first sentinel,
+// or with the second on a rerun (integer outputs, run() step 6).
+std::vector<HostBuffer> host_buffers(const Problem& p, const std::vector<BufferSpec>& specs,
+                                     const std::map<std::string, Physical>& phys, bool second) {
+  constexpr size_t kGuardBytes = GpuBackend::kGuardBytes;
+  std::vector<HostBuffer> bufs;
+  // An output updated in place (init_from == its own name, e.g. a KV cache) replaces its input.
+  auto in_place = [&](const std::string& name) {
+    return std::any_of(specs.begin(), specs.end(), [&](const BufferSpec& s) { return s.name == name && s.init_from == name; });
+  };
+  for (auto& [name, t] : p.inputs)
+    if (!in_place(name)) {
+      const Physical& ph = phys.at(name);
+      bufs.push_back({name, ph, t.dtype, 0, ph.bytes, false, pack(t, ph.layout)});
+    }
+  for (auto& s : specs) {
+    const Physical& ph = phys.at(s.name);
+    HostBuffer b{s.name, ph, s.dtype, 0, ph.bytes, true, {}};
+    b.snapshot = s.role == BufferSpec::Role::scratch;
+    if (b.image()) {
+      b.bytes.resize(ph.bytes);
+      if (!s.init_from.empty()) b.bytes = pack(p.inputs.at(s.init_from), ph.layout);
+      else fill_poison(b.bytes, 0, ph.bytes, s.dtype, second);
+      bufs.push_back(std::move(b));
+      continue;
+    }
+    const size_t n = ph.bytes;
+    const size_t padded = (n + 3) & ~size_t(3);
+    b.offset = kGuardBytes;
+    b.size = padded + kGuardBytes;
+    const size_t total = kGuardBytes + padded + kGuardBytes;
+    // The guard bands and the poison are filled on the device (HostBuffer::fills); only a word
+    // shared by the tensor's last bytes and the guard, and an in-place tensor's data, come from here.
+    const std::optional<uint32_t> word = poison_word(s.dtype, second);
+    if (!s.init_from.empty() || !word) {
+      b.bytes.resize(total);
+      std::memset(b.bytes.data() + kGuardBytes + n, kGuardByte, padded - n);
+      if (!s.init_from.empty()) {
+        std::vector<uint8_t> init = pack(p.inputs.at(s.init_from), ph.layout);
+        if (n) std::memcpy(b.bytes.data() + kGuardBytes, init.data(), n);  // an empty tensor's data() may be null
+      } else {
+        fill_poison(b.bytes, kGuardBytes, n, s.dtype, second);
+      }
+      b.fills = {{0, kGuardBytes, kGuardWord}, {kGuardBytes + padded, kGuardBytes, kGuardWord}};
+      bufs.push_back(std::move(b));
+      continue;
+    }
+    b.bytes.resize(total);
+    const size_t whole = n & ~size_t(3);  // whole words of poison; the rest of the last word is guard
+    b.fills.push_back({0, kGuardBytes, kGuardWord});
+    if (whole) b.fills.push_back({kGuardBytes, whole, *word});
+    if (padded != whole) {
+      fill_poison(b.bytes, kGuardBytes + whole, n - whole, s.dtype, second);
+      std::memset(b.bytes.data() + kGuardBytes + n, kGuardByte, padded - n);
+    }
+    b.fills.push_back({kGuardBytes + padded, kGuardBytes, kGuardWord});
+    bufs.push_back(std::move(b));
+  }
+  return bufs;
+}
+
+}  // namespace
+
+std::vector<std::pair<size_t, size_t>> HostBuffer::uploads() const {
+  std::vector<std::pair<size_t, size_t>> out;
+  size_t at = 0;
+  for (const Fill& f : fills) {
+    if (f.offset > at) out.emplace_back(at, f.offset - at);
+    at = std::max(at, f.offset + f.size);
+  }
+  if (bytes.size() > at) out.emplace_back(at, bytes.size() - at);
+  return out;
+}
 
 std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound) {
   std::vector<uint32_t> meta;
@@ -220,50 +314,16 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   const std::vector<BufferSpec>& specs = laid.specs;
   const std::map<std::string, Physical>& phys = laid.phys;
 
-  // 3. Host images of every buffer: inputs packed into their layouts, outputs and scratch poisoned
-  // (buffers inside guard bands; images in every lane, padding included) with the first sentinel,
-  // or with the second on a rerun (integer outputs, step 6).
-  auto host_buffers = [&](bool second) {
-    std::vector<HostBuffer> bufs;
-    // An output updated in place (init_from == its own name, e.g. a KV cache) replaces its input.
-    auto in_place = [&](const std::string& name) {
-      return std::any_of(specs.begin(), specs.end(), [&](const BufferSpec& s) { return s.name == name && s.init_from == name; });
-    };
-    for (auto& [name, t] : p.inputs)
-      if (!in_place(name)) {
-        const Physical& ph = phys.at(name);
-        bufs.push_back({name, ph, t.dtype, 0, ph.bytes, false, pack(t, ph.layout)});
-      }
-    for (auto& s : specs) {
-      const Physical& ph = phys.at(s.name);
-      HostBuffer b{s.name, ph, s.dtype, 0, ph.bytes, true, {}};
-      b.snapshot = s.role == BufferSpec::Role::scratch;
-      if (b.image()) {
-        b.bytes.resize(ph.bytes);
-        if (!s.init_from.empty()) b.bytes = pack(p.inputs.at(s.init_from), ph.layout);
-        else fill_poison(b.bytes, 0, ph.bytes, s.dtype, second);
-        bufs.push_back(std::move(b));
-        continue;
-      }
-      const size_t n = ph.bytes;
-      const size_t padded = (n + 3) & ~size_t(3);
-      b.offset = kGuardBytes;
-      b.size = padded + kGuardBytes;
-      b.bytes.assign(kGuardBytes + padded + kGuardBytes, kGuardByte);
-      if (!s.init_from.empty()) {
-        std::vector<uint8_t> init = pack(p.inputs.at(s.init_from), ph.layout);
-        if (n) std::memcpy(b.bytes.data() + kGuardBytes, init.data(), n);  // an empty tensor's data() may be null
-      } else {
-        fill_poison(b.bytes, kGuardBytes, n, s.dtype, second);
-      }
-      bufs.push_back(std::move(b));
-    }
-    return bufs;
-  };
-  std::vector<HostBuffer> bufs = host_buffers(false);
+  // 3. Host images of every buffer.
+  auto host_buffers = [&](bool second) { return ts::host_buffers(p, specs, phys, second); };
+  std::vector<HostBuffer> bufs = [&] {
+    Phase ph("gpu: host buffers (pack, poison)");
+    return host_buffers(false);
+  }();
 
   // 4. Run. Primitives report missing capabilities as Unsupported, everything else as errors.
   try {
+    Phase ph("gpu: execute");
     execute(plan, bufs, p.dtype);
   } catch (const Unsupported& e) {
     return fail(RunOutput::Status::unsupported, naming_replaced(e.what(), plan, kernels_));
@@ -275,6 +335,7 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   // padding lane not zero a write past the packed dimension; scratch holds no poison after its first
   // writer.
   RunOutput r;
+  Phase unpacking("gpu: outputs (unpack, guards)");
   for (auto& s : specs) {
     auto it = std::find_if(bufs.begin(), bufs.end(), [&](const HostBuffer& b) { return b.name == s.name; });
     GuardReport& g = r.guards[s.name];
@@ -323,6 +384,69 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
       mask[size_t(i)] = element_bits(t, i, es) == first && element_bits(rerun, i, es) == second;
   }
   return r;
+}
+
+BenchTiming GpuBackend::timed(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                              const TimingBudget& budget) {
+  BenchTiming t;
+  try {
+    t.seconds = time_plan(plan, buffers, dtype, budget);
+  } catch (const Unsupported& e) {
+    t.status = RunOutput::Status::unsupported;
+    t.message = e.what();
+    return t;
+  } catch (const std::exception& e) {
+    t.status = RunOutput::Status::error;
+    t.message = e.what();
+    return t;
+  }
+  if (t.seconds.empty()) {
+    t.status = RunOutput::Status::error;
+    t.message = cat(kind(), ": no timed repetition");
+    return t;
+  }
+  for (double s : t.seconds)
+    if (!(s > 0) || !std::isfinite(s)) {  // a zero interval is a timer too coarse for the chain
+      t.status = RunOutput::Status::error;
+      t.message = cat(kind(), ": a timed repetition measured ", s, " s (timestamps too coarse or out of order)");
+      return t;
+    }
+  std::vector<double> sorted = t.seconds;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  t.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  t.min = sorted.front();
+  return t;
+}
+
+BenchTiming GpuBackend::bench(const OpDef& op, const Problem& p, const TimingBudget& budget) {
+  Laid laid;
+  if (std::optional<RunOutput> r = lay_out(op, p, laid)) {
+    BenchTiming t;
+    t.status = r->status;
+    t.message = r->status == RunOutput::Status::rejected ? cat("rejected: ", r->violation.rule) : r->message;
+    return t;
+  }
+  std::vector<HostBuffer> bufs = host_buffers(p, laid.specs, laid.phys, false);
+  for (HostBuffer& b : bufs) b.snapshot = false;  // the chain alone is timed: no scratch copies inside it
+  return timed(laid.plan, bufs, p.dtype, budget);
+}
+
+BenchTiming GpuBackend::bench_copy(uint64_t& bytes, const TimingBudget& budget) {
+  // At most what one binding may hold (lavapipe: 128 MiB): the caller reads the size it got back.
+  bytes = std::min<uint64_t>(bytes, limits().max_buffer_bytes);
+  const uint64_t texels = std::max<uint64_t>(1, bytes / 16);
+  Dispatch d{"bench_copy", {}, texels, {{"n", double(texels)}}, {}};
+  const Physical ph = physical({int64_t(texels * 4)}, DType::i32, Layout::buffer);
+  // The source's contents do not matter to a copy; the destination starts as poison like any
+  // output. Both are filled on the device: nothing of them crosses from the host.
+  std::vector<HostBuffer> bufs;
+  bufs.push_back({"src", ph, DType::i32, 0, ph.bytes, false, std::vector<uint8_t>(ph.bytes)});
+  bufs.back().fills = {{0, ph.bytes, 0x3C3C3C3Cu}};
+  bufs.push_back({"dst", ph, DType::i32, 0, ph.bytes, false, std::vector<uint8_t>(ph.bytes)});
+  bufs.back().fills = {{0, ph.bytes, uint32_t(poison_bits(DType::i32))}};
+  bytes = texels * 16;
+  return timed({d}, bufs, DType::i32, budget);
 }
 
 }  // namespace ts

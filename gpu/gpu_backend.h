@@ -44,6 +44,17 @@ struct HostBuffer {
                       // visible: inside the range, a write past the end lands in the guard and is seen
   bool read_back = false;
   std::vector<uint8_t> bytes;
+  // Spans the device fills itself before the plan runs (guard bands, poison), so that their bytes
+  // never cross from the host: `word` repeated over [offset, offset + size), both multiples of 4.
+  // `bytes` keeps the buffer's full size (what is read back lands there), but inside a fill its
+  // contents are not uploaded (and not written by the host: unspecified until read back).
+  struct Fill {
+    size_t offset = 0, size = 0;
+    uint32_t word = 0;
+  };
+  std::vector<Fill> fills;  // ascending, disjoint; buffers only (never images)
+  // The spans of `bytes` that are uploaded: everything outside `fills`, in order.
+  std::vector<std::pair<size_t, size_t>> uploads() const;
   // Scratch: the backend also returns the buffer as it was right after the first dispatch that
   // binds it (in `first_use`, same layout as `bytes`, and that dispatch's kernel in `first_kernel`).
   // Later dispatches may rewrite scratch in place (sdpa's softmax), which would smear an unwritten
@@ -73,6 +84,23 @@ std::optional<Grid> dispatch_grid(const Dispatch& d, uint32_t dflt, const Device
 // name without one trailing '_' (kernels write out_, cos_, sin_ where GLSL/WGSL reserve the word).
 std::string bound_tensor(const Dispatch& d, const std::string& array_name);
 
+// How long bench() times one dispatch chain: `warmup` untimed repetitions, then timed ones until
+// at least `min_reps` ran and `max_seconds` of wall time passed, or `max_reps` ran.
+struct TimingBudget {
+  uint32_t warmup = 3;
+  uint32_t min_reps = 5;
+  uint32_t max_reps = 1000;
+  double max_seconds = 0.5;
+};
+
+// Device time of one dispatch chain (a case's whole plan), from GPU timestamps around it.
+struct BenchTiming {
+  RunOutput::Status status = RunOutput::Status::ok;  // not ok: nothing was timed (message says why)
+  std::string message;
+  std::vector<double> seconds;  // one per timed repetition, in order
+  double median = 0, min = 0;
+};
+
 class GpuBackend : public Backend {
  public:
   static constexpr size_t kGuardBytes = 256;  // also a multiple of every min storage offset alignment
@@ -82,6 +110,13 @@ class GpuBackend : public Backend {
 
   RunOutput run(const OpDef& op, const Problem& p) final;
   void warm(const OpDef& op, const Problem& p) final;
+  // Times the case's plan on the device (`touchstone bench`). The buffers are those run() makes,
+  // poisoned and guarded the same way, but nothing is compared: the caller judges the case with
+  // run() first, so a wrong kernel is never timed as a win.
+  BenchTiming bench(const OpDef& op, const Problem& p, const TimingBudget& budget);
+  // The bandwidth ceiling: a copy kernel (bench_copy.comp / .wgsl) reading and writing `bytes`,
+  // lowered to what one binding of the device may hold (`bytes` says what was copied).
+  BenchTiming bench_copy(uint64_t& bytes, const TimingBudget& budget);
 
   // Kernel `kernel` (a Dispatch::kernel stem) compiled from `source` instead of the built-in text,
   // from the next run on; "" restores the built-in one. `file` is what compiler messages and errors
@@ -103,6 +138,12 @@ class GpuBackend : public Backend {
   // without waiting; execute() later finds them compiled. Errors are left for execute() to report.
   virtual void precompile(const std::vector<Dispatch>& plan, const std::map<std::string, Physical>& forms,
                           const std::map<std::string, DType>& dtypes, DType dtype) {}
+  // Runs the plan over the buffers once (as execute() does, without reading anything back), then
+  // repeats the dispatch chain alone, bracketed by device timestamps, within `budget`; returns the
+  // device seconds of each timed repetition. The one timing primitive of a backend: Vulkan a
+  // timestamp query pool, WebGPU the timestamp-query feature. Throws like execute().
+  virtual std::vector<double> time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
+                                        DType dtype, const TimingBudget& budget) = 0;
   uint32_t workgroup_size = 64;  // clamped to the device in fold_grid
   KernelSources kernels_;
 
@@ -114,6 +155,8 @@ class GpuBackend : public Backend {
     std::map<std::string, DType> dtypes;
   };
   std::optional<RunOutput> lay_out(const OpDef& op, const Problem& p, Laid& laid) const;
+  BenchTiming timed(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                    const TimingBudget& budget);
 };
 
 // The accessors' view of every tensor bound through TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md): entry b

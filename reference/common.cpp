@@ -73,4 +73,14 @@ DType input_dtype(const Case& c, const std::string& name) {
   return *t;
 }
 
+double tensor_bytes(const Tensor& t) { return double(t.numel()) * double(dtype_size(t.dtype)); }
+
+double elementwise_bytes(const Problem& p, const std::vector<std::string>& outputs_like) {
+  double b = 0;
+  for (auto& [name, t] : p.inputs) b += tensor_bytes(t);
+  for (const std::string& name : outputs_like)
+    b += double(p.inputs.at(name).numel()) * double(dtype_size(p.dtype));
+  return b;
+}
+
 }  // namespace ts

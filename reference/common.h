@@ -72,6 +72,12 @@ std::map<std::string, std::vector<std::string>> float_layouts(const std::vector<
 
 uint64_t out_texels(const Problem& p, const std::string& name, const Shape& s);
 
+// Bytes of a tensor as stored (numel x element size), for the OpDef::bytes_moved models.
+double tensor_bytes(const Tensor& t);
+// Every input read once plus outputs of the named inputs' shapes written once, in the case dtype:
+// the traffic of an elementwise operator (the RoPE family).
+double elementwise_bytes(const Problem& p, const std::vector<std::string>& outputs_like);
+
 bool random_tables(const Case& c);
 
 // An edge case in another storage (core/layout.h): in_storage(mk(...), "texture3d_c;cos=buffer").

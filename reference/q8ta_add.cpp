@@ -161,6 +161,9 @@ Tensors reference(const Problem& p) {
 
 std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at("a").shape, DType::i8}}; }
 
+// a and b read once, out written once (a memory-bound operator: no operation count).
+double bytes_moved(const Problem& p) { return elementwise_bytes(p, {"a"}); }
+
 // TS_INPUT(a, 0)  TS_INPUT(b, 1)  TS_OUTPUT(out, 2); one invocation per output texel; uniforms
 // a_scale, b_scale, inv_out_scale (float; the last 1 / output_scale rounded once on the host),
 // a_zp, b_zp, out_zp (int), n (uint: out's texels).
@@ -257,7 +260,8 @@ const OpDef& q8ta_add_op() {
       {DType::i8},
       make, validate, reference, buffers, plan, tolerance, edge_cases, gen_q8ta_add, large_case,
       vars(),
-      {{"a", layouts}, {"b", layouts}, {"out", layouts}}};
+      {{"a", layouts}, {"b", layouts}, {"out", layouts}},
+      bytes_moved, nullptr};
   return op;
 }
 

@@ -135,6 +135,19 @@ std::vector<BufferSpec> buffers(const Problem& p) {
   return {{"out", {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]}, DType::i8}};
 }
 
+// x, the weights, their scales and the bias read once, out written once.
+double bytes_moved(const Problem& p) {
+  double b = 0;
+  for (auto& [name, t] : p.inputs) b += tensor_bytes(t);
+  return b + double(p.inputs.at("x").shape[0]) * double(p.inputs.at("weight").shape[0]);
+}
+
+// Integer operations: M x N dot products of K multiply-adds (the requantization is not counted).
+double flops(const Problem& p) {
+  return 2.0 * double(p.inputs.at("x").shape[0]) * double(p.inputs.at("x").shape[1]) *
+         double(p.inputs.at("weight").shape[0]);
+}
+
 // One dispatch, the same interface for both implementations and both languages:
 //   TS_INPUT(x, 0)  TS_INPUT(weight, 1)  float weight_scales[] (2)  float bias[] (3)  TS_OUTPUT(out, 4)
 //   uniforms M, K, N (uint), x_zp, out_zp (int), input_scale, inv_out_scale, has_bias (uint).
@@ -264,7 +277,8 @@ const OpDef& q8ta_linear_op() {
       {DType::i8},
       make, validate, reference, buffers, plan, tolerance, edge_cases, gen_q8ta_linear, large_case,
       vars(),
-      {{"x", {"buffer", "int8_4w", "int8_4w4c"}}, {"out", {"buffer", "int8_4w", "int8_4w4c"}}}};
+      {{"x", {"buffer", "int8_4w", "int8_4w4c"}}, {"out", {"buffer", "int8_4w", "int8_4w4c"}}},
+      bytes_moved, flops};
   return op;
 }
 

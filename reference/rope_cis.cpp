@@ -76,6 +76,8 @@ Tensors reference(const Problem& p) {
 
 std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at("x").shape, p.dtype}}; }
 
+double bytes_moved(const Problem& p) { return elementwise_bytes(p, {"x"}); }
+
 std::vector<Dispatch> plan(const Problem& p) {
   const Shape& x = p.inputs.at("x").shape;
   uint64_t n = out_texels(p, "out", x);  // one invocation per output texel
@@ -159,7 +161,8 @@ const OpDef& rope_cis_op() {
                 "freqs_cis shape: [N,C/2,2], [1,N,C/2,2], [N*C/2,2], or [N,C] (innermost not 2: invalid)"),
        // Invalid cases:
        int_var("Nf", 0, kMaxDim, "N", "N of freqs_cis (a wrong element count)")},
-      float_layouts({"x", "freqs_cis", "out"})};
+      float_layouts({"x", "freqs_cis", "out"}),
+      bytes_moved, nullptr};
   return op;
 }
 

@@ -64,6 +64,8 @@ Tensors reference(const Problem& p) {
 
 std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at("x").shape, p.dtype}}; }
 
+double bytes_moved(const Problem& p) { return elementwise_bytes(p, {"x"}); }
+
 std::vector<Dispatch> plan(const Problem& p) {
   const Shape& x = p.inputs.at("x").shape;
   uint64_t n = out_texels(p, "out", x);  // one invocation per output texel
@@ -149,7 +151,8 @@ const OpDef& rope_half_op() {
        // Invalid cases override one shape at a time:
        int_var("Sc", 0, kMaxDim, "S", "rows of cos/sin"),
        int_var("Dc", 0, kMaxDim, "D", "columns of cos/sin")},
-      float_layouts({"x", "cos", "sin", "out"})};
+      float_layouts({"x", "cos", "sin", "out"}),
+      bytes_moved, nullptr};
   return op;
 }
 

@@ -89,6 +89,8 @@ std::vector<BufferSpec> buffers(const Problem& p) {
   return {{"xq_out", p.inputs.at("xq").shape, p.dtype}, {"xk_out", p.inputs.at("xk").shape, p.dtype}};
 }
 
+double bytes_moved(const Problem& p) { return elementwise_bytes(p, {"xq", "xk"}); }
+
 // One invocation per tpi output texels: xq_out's tq texels (nq invocations), then xk_out's tk. With
 // D % 8 == 0 two texels (tpi = 2) share one row's index arithmetic, which on a fast GPU costs more
 // than moving 16 bytes; other head dims take one texel each.
@@ -205,7 +207,8 @@ const OpDef& rope_llama_op() {
        int_var("Dk", 0, kMaxDim, "D", "xk head dim"),
        int_var("Sf", 0, kMaxDim, "S", "rows of freqs_cos/sin"),
        int_var("Df", 0, kMaxDim, "D/2", "columns of freqs_cos/sin")},
-      float_layouts({"xq", "xk", "freqs_cos", "freqs_sin", "xq_out", "xk_out"})};
+      float_layouts({"xq", "xk", "freqs_cos", "freqs_sin", "xq_out", "xk_out"}),
+      bytes_moved, nullptr};
   return op;
 }
 

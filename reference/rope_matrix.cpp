@@ -112,6 +112,13 @@ Tensors reference(const Problem& p) {
 
 std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at("x").shape, p.dtype}}; }
 
+double bytes_moved(const Problem& p) { return elementwise_bytes(p, {"x"}); }
+// Per output element: a D-term dot product with m (2D), then x*cos + acc*sin (3).
+double flops(const Problem& p) {
+  const Tensor& x = p.inputs.at("x");
+  return double(x.numel()) * (2.0 * double(x.shape[3]) + 3.0);
+}
+
 std::vector<Dispatch> plan(const Problem& p) {
   const Shape& x = p.inputs.at("x").shape;
   uint64_t n = out_texels(p, "out", x);  // one invocation per output texel
@@ -226,7 +233,8 @@ const OpDef& rope_matrix_op() {
        int_var("Dm", 0, kMaxDim, "D", "rows of m"),
        int_var("Sc", 0, kMaxDim, "S", "rows of cos/sin"),
        int_var("Dc", 0, kMaxDim, "D", "columns of cos/sin")},
-      float_layouts({"x", "m", "cos", "sin", "out"})};
+      float_layouts({"x", "m", "cos", "sin", "out"}),
+      bytes_moved, flops};
   return op;
 }
 

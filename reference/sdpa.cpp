@@ -216,6 +216,27 @@ std::vector<BufferSpec> buffers(const Problem& p) {
 
 uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// An ideal kernel reads q, k, v once and the ctx - S cache rows written before this step (K and V),
+// writes out and the S new cache rows; the scores scratch is its own business (a fused kernel has
+// none). Rows past ctx (stale capacity) are never read.
+double bytes_moved(const Problem& p) {
+  const Shape& q = p.inputs.at("q").shape;
+  const Shape& k = p.inputs.at("k").shape;
+  const double es = double(dtype_size(p.dtype)), S = double(q[1]), Hkv = double(k[2]), D = double(q[3]);
+  const double pos = double(input_pos(p));
+  return es * (2 * S * q[2] * D + 2 * S * Hkv * D + 2 * pos * Hkv * D + 2 * S * Hkv * D);
+}
+
+// Causal attention counts the (query, key) pairs that are not masked: query row s sees pos + s + 1
+// keys, and each pair costs a D-term dot product (2D) for QK and a D-wide multiply-add (2D) for AV;
+// the softmax's exponentials are not counted (as the usual attention FLOP figures do).
+double flops(const Problem& p) {
+  const Shape& q = p.inputs.at("q").shape;
+  const double S = double(q[1]), Hq = double(q[2]), D = double(q[3]), pos = double(input_pos(p));
+  const double pairs = S * pos + S * (S + 1) / 2;
+  return 4 * D * Hq * pairs;
+}
+
 // update_cache -> QK scores -> softmax (in place) -> AV, in one submission. `impl` picks the QK and
 // AV kernels: one output element per invocation (naive) or a 4x4 register tile (tiled). split:
 // update_cache -> partial (scores, chunk softmax statistics and weighted V per chunk, in shared
@@ -489,7 +510,8 @@ const OpDef& sdpa_op() {
         auto m = float_layouts({"q", "k", "v"});
         m["out"] = {"buffer", "texture3d_w"};
         return m;
-      }()};
+      }(),
+      bytes_moved, flops};
   return op;
 }
 

@@ -21,6 +21,7 @@
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 #include "tests/shrink_bug.h"
+#include "tools/bench.h"
 #include "tools/sweep.h"
 
 namespace ts {
@@ -74,6 +75,24 @@ TEST(BrokenKernels, GuardBandsCatchAWritePastTheEnd) {
     ASSERT_EQ(r.reports.size(), 1u);
     EXPECT_TRUE(r.reports[0].ok()) << "every in-bounds value is right: only the guard shows the bug";
   }
+}
+
+// bench times a case only after it passed: the kernel that skips its ragged tail is FAIL and never
+// timed, while the same kernel on a case without a tail passes and is timed.
+TEST(BrokenKernels, BenchNeverTimesAFailingKernel) {
+  auto b = broken_backend(kSkipsRaggedTail);
+  ASSERT_TRUE(b) << "Vulkan unavailable";
+  TimingBudget budget;
+  budget.warmup = 0;
+  budget.min_reps = budget.max_reps = 2;
+  JudgedTiming bad = judge_then_time(prepare(Case::parse("rope_half/B=1,H=2,S=3,D=6/float32/buffer/seed=1")), *b, budget);
+  EXPECT_EQ(bad.outcome, Outcome::fail) << bad.detail;
+  EXPECT_FALSE(bad.timed);
+  EXPECT_TRUE(bad.timing.seconds.empty());
+  JudgedTiming ok = judge_then_time(prepare(Case::parse("rope_half/B=1,H=2,S=3,D=8/float32/buffer/seed=1")), *b, budget);
+  EXPECT_EQ(ok.outcome, Outcome::pass) << ok.detail;
+  EXPECT_TRUE(ok.timed) << ok.detail;
+  EXPECT_EQ(ok.timing.seconds.size(), 2u);
 }
 
 // sdpa's scores are scratch: never compared with a reference, yet poisoned and checked right after

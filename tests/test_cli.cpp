@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/registry.h"
 #include "tools/junit.h"
 
 extern char** environ;
@@ -636,6 +639,47 @@ TEST(Cli, HelpDocumentsKernelsAbiAndDevice) {
   }
   r = touchstone({"golden", "verify", "--help"});
   EXPECT_NE(r.out.find("--kernels DIR"), std::string::npos) << r.out;
+  r = touchstone({"bench", "--help"});
+  EXPECT_NE(r.out.find("--kernels DIR"), std::string::npos) << r.out;
+}
+
+// bench on a tiny case on both backends: the report's structure only (every field there, numbers
+// positive and finite, every implementation the operator declares judged PASS and timed). The
+// times themselves are never asserted.
+TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
+  const fs::path out = fs::temp_directory_path() / ("ts_bench_" + std::to_string(::getpid()) + ".json");
+  const Exit r = touchstone({"bench", "sdpa/S=2,Hq=4,Hkv=2,D=8,pos=3/float32/buffer/seed=1", "--backend", "vulkan,webgpu",
+                             "--time-ms", "1", "--reps", "3", "--warmup", "1", "--json", out.string()});
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  fs::remove(out);
+  EXPECT_EQ(j.at("schema"), "touchstone-bench/1");
+  EXPECT_EQ(j.at("gate"), "pass");
+  auto positive = [](const nlohmann::json& v) { return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0; };
+  ASSERT_EQ(j.at("copy").size(), 2u);
+  for (const auto& c : j.at("copy")) {
+    EXPECT_TRUE(positive(c.at("median_us")) && positive(c.at("min_us")) && positive(c.at("gbps"))) << c;
+    EXPECT_GE(c.at("reps").get<int>(), 1) << c;
+  }
+  size_t impls = 0;
+  for (const Var& v : find_op("sdpa")->vars)
+    if (v.name == "impl") impls = size_t(std::count_if(v.words.begin(), v.words.end(), [](auto& w) { return w != "auto"; }));
+  ASSERT_EQ(j.at("cases").size(), 2 * impls) << j.at("cases");
+  for (const auto& c : j.at("cases")) {
+    EXPECT_EQ(c.at("verdict"), "PASS") << c;
+    EXPECT_TRUE(c.at("timed").get<bool>()) << c;
+    for (const char* k : {"median_us", "min_us", "bytes", "gbps", "pct_of_copy", "ops", "gops", "speedup"})
+      EXPECT_TRUE(positive(c.at(k))) << k << ": " << c;
+    EXPECT_LE(c.at("min_us").get<double>(), c.at("median_us").get<double>()) << c;
+    EXPECT_EQ(c.at("ops_unit"), "GFLOP/s") << c;
+    for (const char* k : {"workload", "id", "op", "impl", "backend", "dtype"}) EXPECT_TRUE(c.at(k).is_string()) << k << ": " << c;
+  }
+  // A case the contract rejects is shown as such, untimed, and does not fail the run.
+  const Exit bad = touchstone({"bench", "q8ta_linear/M=2,K=8,N=4,impl=gemv/int8/buffer/seed=1", "--backend", "vulkan",
+                               "--time-ms", "1", "--reps", "2"});
+  EXPECT_EQ(bad.code, 0) << bad.out;
+  EXPECT_NE(bad.out.find("REJECTED"), std::string::npos) << bad.out;
 }
 
 }  // namespace

@@ -89,6 +89,8 @@ struct Raw {
   std::vector<std::string> backend, op, dtype, files;
   std::string abi_dtype;
   std::string device, kernels, timeout_ms, cases, seed, shard, junit, dir, out, id, json, html, xfail, match, layout;
+  std::vector<std::string> ids;
+  std::string size, warmup, reps, time_ms;
   bool validation = false, no_int_dot = false, quiet = false, reference_only = false, list = false, fail_fast = false;
 };
 
@@ -246,6 +248,30 @@ int run_cli(int argc, char** argv) {
   single(repro, "--json", r.json, "FILE", "write the case on every backend as a JSON report (touchstone-report/1)");
   add_backend_options(repro, r);
 
+  CLI::App* bench = app.add_subcommand(
+      "bench", wrap("device time of kernels (GPU timestamps around each case's whole dispatch chain): warm-up, "
+                    "then repetitions until --time-ms or --reps; per case the median and min in microseconds, GB/s "
+                    "from the operator's bytes-moved model and % of a copy kernel's bandwidth measured in the same "
+                    "run, GFLOP/s or GOP/s where the operator has an operation model, and the speedup of each "
+                    "implementation (impl=) over the first. Without case ids it runs the named suite (RoPE, sdpa "
+                    "decode and prefill, q8ta_linear GEMV and GEMM, q8ta_add) with every implementation each "
+                    "operator declares. Every case is judged against the reference first, as check does: one that "
+                    "is not PASS is shown with its verdict and never timed. Exit 0 when every case passed and was "
+                    "timed, 1 otherwise, 2 usage or set-up error"));
+  bench->add_option("CASE_IDS", r.ids, "cases to time instead of the suite (without impl=: every implementation)")
+      ->type_name("");
+  list(bench, "--op", r.op, "NAME[,NAME...]", "only these operators' workloads");
+  list(bench, "--dtype", r.dtype, "T[,T...]", "only workloads of these dtypes");
+  single(bench, "--match", r.match, "REGEX", "only the cases whose id contains a match of REGEX (ECMAScript)");
+  single(bench, "--size", r.size, "quick|full",
+         "the suite's sizes: full (the issue's shapes) or quick (the same shape classes, smaller); default: "
+         "quick on a CPU device (lavapipe), full on a GPU");
+  single(bench, "--time-ms", r.time_ms, "MS", "time budget per case, 1..600,000 (default 200; at least 5 repetitions)");
+  single(bench, "--reps", r.reps, "N", "at most N timed repetitions per case, 1..1,000,000 (default 1000)");
+  single(bench, "--warmup", r.warmup, "N", "untimed repetitions before timing, 0..1000 (default 3)");
+  single(bench, "--json", r.json, "FILE", "write the results as JSON (schema touchstone-bench/1, tools/BENCH_SCHEMA.md)");
+  add_backend_options(bench, r);
+
   CLI::App* merge = app.add_subcommand(
       "merge", wrap("combine the --json reports of `check --shard I/N` runs (any machines, any backends each) into "
                     "one report. They must fit: the same sweep (--op, --dtype, --cases, --seed, --match), --xfail list "
@@ -317,7 +343,7 @@ int run_cli(int argc, char** argv) {
   }
   const auto commands = app.get_subcommands({});
   if (argv[1][0] != '-' && std::none_of(commands.begin(), commands.end(), [&](auto* c) { return c->get_name() == argv[1]; })) {
-    std::fprintf(stderr, "error: unknown command '%s' (commands: list, check, repro, merge, abi, golden, help; see touchstone --help)\n",
+    std::fprintf(stderr, "error: unknown command '%s' (commands: list, check, repro, bench, merge, abi, golden, help; see touchstone --help)\n",
                  argv[1]);
     return 2;
   }
@@ -362,6 +388,22 @@ int run_cli(int argc, char** argv) {
     if (repro->parsed()) {
       if (!r.json.empty()) check_output_path(r.json);
       return cmd_repro({r.id, r.json, backend_options(r, repro)});
+    }
+    if (bench->parsed()) {
+      BenchOptions o;
+      o.ids = r.ids;
+      o.ops = split_list("--op", r.op);
+      o.dtypes = split_list("--dtype", r.dtype);
+      o.match = r.match;
+      if (!r.size.empty() && r.size != "quick" && r.size != "full")
+        throw UsageError("--size must be quick or full, got '" + r.size + "'");
+      o.size = r.size;
+      o.json = r.json;
+      if (!r.time_ms.empty()) o.time_ms = uint32_t(parse_integer("--time-ms", r.time_ms, 1, 600'000));
+      if (!r.reps.empty()) o.reps = uint32_t(parse_integer("--reps", r.reps, 1, 1'000'000));
+      if (!r.warmup.empty()) o.warmup = uint32_t(parse_integer("--warmup", r.warmup, 0, 1000));
+      o.backends = backend_options(r, bench);
+      return cmd_bench(o);
     }
     if (merge->parsed()) return cmd_merge({r.out, r.files, r.junit, r.html});
     if (abi->parsed()) return cmd_abi({r.id, r.abi_dtype});

@@ -9,6 +9,7 @@ int cmd_check(const CheckOptions& o);
 int cmd_repro(const ReproOptions& o);
 int cmd_merge(const MergeOptions& o);
 int cmd_abi(const AbiOptions& o);
+int cmd_bench(const BenchOptions& o);
 
 // The command line: parses argv with the one definition of every command and option (tools/cli.cpp),
 // prints usage errors (exit 2) and help (exit 0), and runs the command.

@@ -54,6 +54,19 @@ struct AbiOptions {
   std::string dtype;                // "" = the operator's first dtype
 };
 
+struct BenchOptions {
+  std::vector<std::string> ids;     // case ids to time (default: the named suite, tools/bench.cpp)
+  std::vector<std::string> ops;     // empty: every operator of the suite
+  std::vector<std::string> dtypes;  // empty: every dtype of the suite
+  std::string match;                // ECMAScript regex a case id must contain a match of
+  std::string size;                 // "quick", "full"; "": quick on a CPU device, full on a GPU
+  std::string json;                 // "" = none: tools/BENCH_SCHEMA.md
+  uint32_t warmup = 3;              // untimed repetitions per case
+  uint32_t reps = 1000;             // at most this many timed repetitions per case
+  uint32_t time_ms = 200;           // and no more after this long (at least 5 repetitions)
+  BackendOptions backends;
+};
+
 struct MergeOptions {
   std::string out;                  // the merged JSON report
   std::vector<std::string> inputs;  // the shards' JSON reports

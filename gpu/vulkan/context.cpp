@@ -73,6 +73,7 @@ Adapter describe(VkPhysicalDevice pd) {
   for (uint32_t i = 0; i < nq; ++i)
     if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
       a.queue_family = i;
+      a.timestamp_bits = families[i].timestampValidBits;
       break;
     }
   if (a.props.apiVersion < VK_API_VERSION_1_2) return a;

@@ -54,6 +54,7 @@ struct Adapter {
   uint32_t subgroup_size = 0;
   uint64_t max_allocation = 0;  // maxMemoryAllocationSize
   uint32_t queue_family = UINT32_MAX;  // first family with compute, UINT32_MAX if none
+  uint32_t timestamp_bits = 0;         // that family's timestampValidBits (0: no timestamps)
   Features features;
 
   std::string describe() const;  // "llvmpipe (LLVM 15.0.6, 256 bits) [cpu, Vulkan 1.4.305]"

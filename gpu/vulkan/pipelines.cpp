@@ -1,5 +1,7 @@
 #include "gpu/vulkan/pipelines.h"
 
+#include "core/profile.h"
+
 namespace ts::vk {
 
 Pipelines::Pipelines(const Device& device) : dev_(device) {
@@ -54,6 +56,7 @@ Pipeline Pipelines::create(const Program& program, uint32_t workgroup_size) cons
     layout_ci.pPushConstantRanges = &push;
     check(dev_.fn.vkCreatePipelineLayout(dev_.handle, &layout_ci, nullptr, &p.layout), "vkCreatePipelineLayout");
 
+    Phase ph("vulkan: create pipeline");
     VkShaderModuleCreateInfo module_ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     module_ci.codeSize = program.spirv.size() * sizeof(uint32_t);
     module_ci.pCode = program.spirv.data();

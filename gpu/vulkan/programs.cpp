@@ -4,6 +4,7 @@
 
 #include "core/embedded.h"
 #include "gpu/gpu_backend.h"
+#include "core/profile.h"
 #include "gpu/kernel_source.h"
 #include "gpu/vulkan/compiler.h"
 
@@ -62,6 +63,7 @@ const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_
     // Separate parts so that compiler messages say "axpy.comp:3" (or the replacement's path) rather
     // than a line of the whole text.
     Program p;
+    Phase ph("vulkan: glslang compile, reflect");
     p.spirv = compile_compute(
         {{"preamble.glsl", preamble}, {"defines", defines}, {"accessors", accessors}, {kernel.file, source}}, kernel.file);
     p.reflection = reflect(p.spirv, d.kernel);

@@ -48,6 +48,7 @@ void barrier(const Device& dev, VkCommandBuffer cmd, VkPipelineStageFlags src_st
 }  // namespace
 
 Submission::~Submission() {
+  if (queries_) dev_.fn.vkDestroyQueryPool(dev_.handle, queries_, nullptr);
   for (const Slot& s : slots_) {
     if (s.image.image) destroy_image(dev_, images_, s.image);
     pool_.release(s.device, BufferPool::Role::device);
@@ -66,8 +67,8 @@ void Submission::upload(const std::vector<HostBuffer>& host, uint64_t& allocatio
     else s.device = pool_.acquire(size, BufferPool::Role::device);
     if (!s.device.mapped) s.staging = pool_.acquire(size, BufferPool::Role::staging);
     if (h.snapshot) s.snapshot = pool_.acquire(size, BufferPool::Role::staging);
-    void* dst = s.device.mapped ? s.device.mapped : s.staging.mapped;
-    if (!h.bytes.empty()) std::memcpy(dst, h.bytes.data(), h.bytes.size());  // an empty vector's data() may be null
+    auto* dst = static_cast<uint8_t*>(s.device.mapped ? s.device.mapped : s.staging.mapped);
+    for (auto [at, n] : h.uploads()) std::memcpy(dst + at, h.bytes.data() + at, n);  // HostBuffer::fills: on the device
   }
 }
 
@@ -79,7 +80,8 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
   VkDescriptorPool descriptors = dev_.descriptor_pool(uint32_t(steps.size()), nbuffers, nimages);
   std::vector<VkDescriptorSetLayout> layouts;
   for (const Step& st : steps) layouts.push_back(st.pipeline->set_layout);
-  std::vector<VkDescriptorSet> sets(steps.size());
+  std::vector<VkDescriptorSet>& sets = sets_;
+  sets.assign(steps.size(), VK_NULL_HANDLE);
   VkDescriptorSetAllocateInfo set_ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, nullptr, descriptors,
                                      uint32_t(layouts.size()), layouts.data()};
   if (!sets.empty())
@@ -129,6 +131,7 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
   constexpr VkPipelineStageFlags kTransfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
   constexpr VkAccessFlags kShaderRW = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
   bool staged = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.staging.buffer; });
+  bool filled = std::any_of(host.begin(), host.end(), [](const HostBuffer& h) { return !h.fills.empty(); });
   auto copy = [&](size_t i, VkBuffer from, VkBuffer to) {
     VkBufferCopy region{0, 0, device_size(host[i])};
     dev_.fn.vkCmdCopyBuffer(cmd, from, to, 1, &region);
@@ -140,7 +143,9 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
     VkBufferImageCopy region = whole_image(host[i]);
     dev_.fn.vkCmdCopyImageToBuffer(cmd, s.image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, to, 1, &region);
   };
-  std::vector<VkImage> images, read_images;
+  std::vector<VkImage> images;
+  std::vector<VkImage>& read_images = read_images_;
+  read_images.clear();
   for (size_t i = 0; i < slots_.size(); ++i)
     if (slots_[i].image.image) {
       images.push_back(slots_[i].image.image);
@@ -150,16 +155,24 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
   if (!images.empty())
     barrier(dev_, cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, images,
             VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
-  if (staged) {
+  if (staged || filled) {
     for (size_t i = 0; i < slots_.size(); ++i) {
       const Slot& s = slots_[i];
       if (s.image.image) {
         VkBufferImageCopy region = whole_image(host[i]);
         dev_.fn.vkCmdCopyBufferToImage(cmd, s.staging.buffer, s.image.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
                                        &region);
-      } else if (s.staging.buffer) {
-        copy(i, s.staging.buffer, s.device.buffer);
+        continue;
       }
+      if (s.staging.buffer) {  // the host's spans only: the fills' spans are written below, on the device
+        std::vector<VkBufferCopy> regions;
+        for (auto [at, n] : host[i].uploads()) regions.push_back({at, at, n});
+        if (host[i].bytes.empty()) regions.push_back({0, 0, device_size(host[i])});
+        if (!regions.empty())
+          dev_.fn.vkCmdCopyBuffer(cmd, s.staging.buffer, s.device.buffer, uint32_t(regions.size()), regions.data());
+      }
+      for (const HostBuffer::Fill& f : host[i].fills)
+        if (f.size) dev_.fn.vkCmdFillBuffer(cmd, s.device.buffer, f.offset, f.size, f.word);
     }
     barrier(dev_, cmd, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, kCompute, kShaderRW, images,
             VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
@@ -231,6 +244,76 @@ void Submission::read_back(std::vector<HostBuffer>& host) const {
       h.first_kernel = s.first_kernel;
     }
   }
+}
+
+VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps) {
+  const Adapter& a = dev_.adapter;
+  if (!a.timestamp_bits)
+    throw Unsupported(cat("vulkan: ", a.props.deviceName, "'s compute queue has no timestamps (timestampValidBits = 0)"));
+  if (queries_ && query_capacity_ < 2 * reps) {
+    dev_.fn.vkDestroyQueryPool(dev_.handle, queries_, nullptr);
+    queries_ = VK_NULL_HANDLE;
+  }
+  if (!queries_) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = query_capacity_ = std::max(2 * reps, 2u);
+    check(dev_.fn.vkCreateQueryPool(dev_.handle, &qi, nullptr, &queries_), "vkCreateQueryPool");
+  }
+  const VkCommandBuffer cmd = dev_.cmd;
+  check(dev_.fn.vkResetCommandPool(dev_.handle, dev_.pool, 0), "vkResetCommandPool");
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(dev_.fn.vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+  dev_.fn.vkCmdResetQueryPool(cmd, queries_, 0, 2 * reps);
+  constexpr VkPipelineStageFlags kCompute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  constexpr VkPipelineStageFlags kTransfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  constexpr VkAccessFlags kShaderRW = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  if (!images_general_ && !read_images_.empty())
+    barrier(dev_, cmd, kTransfer, VK_ACCESS_TRANSFER_READ_BIT, kCompute, kShaderRW, read_images_,
+            VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
+  images_general_ = true;
+  for (uint32_t r = 0; r < reps; ++r) {
+    // Repetitions do not overlap: each starts once the previous one's writes are done.
+    barrier(dev_, cmd, kCompute | kTransfer, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, kCompute,
+            kShaderRW);
+    // Both stamps at BOTTOM_OF_PIPE: each is written once every earlier command has completed, so the
+    // interval is the chain from the previous work's end to its own.
+    dev_.fn.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2 * r);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step& st = steps[i];
+      if (i) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
+      dev_.fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st.pipeline->pipeline);
+      dev_.fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st.pipeline->layout, 0, 1, &sets_[i], 0,
+                                      nullptr);
+      if (!st.push.empty())
+        dev_.fn.vkCmdPushConstants(cmd, st.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                   uint32_t(st.push.size()), st.push.data());
+      dev_.fn.vkCmdDispatch(cmd, st.grid.groups[0], st.grid.groups[1], st.grid.groups[2]);
+    }
+    dev_.fn.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2 * r + 1);
+  }
+  check(dev_.fn.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+  check(dev_.fn.vkResetFences(dev_.handle, 1, &dev_.fence), "vkResetFences");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  VkResult r = dev_.fn.vkQueueSubmit(dev_.queue, 1, &si, dev_.fence);
+  submitted_ = submitted_ || r == VK_SUCCESS || r == VK_ERROR_DEVICE_LOST;
+  return r;
+}
+
+std::vector<double> Submission::timed_seconds(uint32_t reps) const {
+  std::vector<uint64_t> stamps(2 * size_t(reps));
+  check(dev_.fn.vkGetQueryPoolResults(dev_.handle, queries_, 0, 2 * reps, stamps.size() * sizeof(uint64_t),
+                                      stamps.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  const uint32_t bits = dev_.adapter.timestamp_bits;
+  const uint64_t mask = bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;  // the counter wraps at 2^bits
+  const double ns_per_tick = dev_.adapter.props.limits.timestampPeriod;
+  std::vector<double> out;
+  for (uint32_t r = 0; r < reps; ++r) out.push_back(double((stamps[2 * r + 1] - stamps[2 * r]) & mask) * ns_per_tick * 1e-9);
+  return out;
 }
 
 }  // namespace ts::vk

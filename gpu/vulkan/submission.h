@@ -40,6 +40,13 @@ class Submission {
   // read_back buffers' bytes, and snapshot buffers' first_use / first_kernel.
   void read_back(std::vector<HostBuffer>& host) const;
 
+  // Timing (GpuBackend::time_plan), once submit()'s run has finished: records `reps` repetitions
+  // of the steps alone, each between two timestamps and after a barrier on the previous one's
+  // writes, and submits them. Throws Unsupported on a queue without timestamps.
+  VkResult submit_timed(const std::vector<Step>& steps, uint32_t reps);
+  // The device seconds of each repetition of the last submit_timed(), once it finished.
+  std::vector<double> timed_seconds(uint32_t reps) const;
+
  private:
   struct Slot {
     Buffer device;    // empty for an image
@@ -55,6 +62,11 @@ class Submission {
   ImageMemory& images_;
   std::vector<Slot> slots_;
   bool submitted_ = false;  // the device's fence is this case's
+  std::vector<VkDescriptorSet> sets_;  // submit()'s, reused by submit_timed()
+  std::vector<VkImage> read_images_;   // left in TRANSFER_SRC_OPTIMAL by submit()
+  bool images_general_ = false;        // submit_timed() moved them back to GENERAL
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  uint32_t query_capacity_ = 0;
 };
 
 }  // namespace ts::vk

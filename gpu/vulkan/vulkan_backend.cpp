@@ -1,11 +1,14 @@
 #include "gpu/vulkan/vulkan_backend.h"
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
 
+#include "core/profile.h"
 #include "gpu/vulkan/compile_pool.h"
 #include "gpu/vulkan/context.h"
 #include "gpu/vulkan/images.h"
@@ -187,12 +190,19 @@ struct VulkanBackend::State {
     return st;
   }
 
+  using Then = std::function<void(std::unique_ptr<vk::Submission>&, const std::vector<vk::Step>&)>;
+
+  // Uploads the buffers and runs the plan once, then hands the finished submission to `then` (read
+  // back, or time the chain again).
   void run(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype, uint32_t wg,
-           uint64_t& allocations, uint64_t& dispatches) {
+           uint64_t& allocations, uint64_t& dispatches, const Then& then) {
     if (!gpu) gpu = std::make_unique<vk::Gpu>(adapter);
     std::vector<vk::Step> steps;
     std::vector<std::vector<uint32_t>> metas(plan.size());
-    for (size_t i = 0; i < plan.size(); ++i) steps.push_back(prepare(plan[i], buffers, dtype, wg, metas[i]));
+    {
+      Phase ph("vulkan: programs, pipelines");
+      for (size_t i = 0; i < plan.size(); ++i) steps.push_back(prepare(plan[i], buffers, dtype, wg, metas[i]));
+    }
     for (const HostBuffer& h : buffers)
       if (h.image()) vk::check_image_support(adapter, h);
     // Each dispatch's ts_meta rides along as one more (input) buffer, removed again before returning.
@@ -215,9 +225,23 @@ struct VulkanBackend::State {
       buffers.push_back(std::move(m));
     }
     auto work = std::make_unique<vk::Submission>(gpu->device, gpu->buffers, gpu->images);
-    work->upload(buffers, allocations);
-    VkResult r = work->submit(steps, buffers);
-    dispatches += steps.size();
+    {
+      Phase ph("vulkan: upload (host copies)");
+      work->upload(buffers, allocations);
+    }
+    {
+      Phase ph("vulkan: record, submit, wait");
+      VkResult r = work->submit(steps, buffers);
+      dispatches += steps.size();
+      await(r, work, plan);
+    }
+    Phase ph("vulkan: read back / timing");
+    then(work, steps);
+  }
+
+  // Waits for what `work` submitted (`r`: the submit's result). A timeout or a lost device abandons
+  // the device with the submission and throws; the next run uses a new device.
+  void await(VkResult r, std::unique_ptr<vk::Submission>& work, const std::vector<Dispatch>& plan) {
     // A failed submit leaves nothing in flight; a lost device is replaced below.
     if (r != VK_ERROR_DEVICE_LOST) vk::check(r, "vkQueueSubmit");
     if (r == VK_SUCCESS) r = work->wait(uint64_t(options.timeout_ms) * 1'000'000);
@@ -227,7 +251,30 @@ struct VulkanBackend::State {
                                          : cat("the device failed (", vk::result_name(r), ")");
       throw std::runtime_error(cat("vulkan: ", what, " (", kernel_list(plan), "); the next run uses a new device"));
     }
-    work->read_back(buffers);
+  }
+
+  // GpuBackend::time_plan: warm-up, then batches of timed repetitions (1, 2, 4, ... up to 64 per
+  // command buffer) until the budget is spent.
+  std::vector<double> time(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                           uint32_t wg, const TimingBudget& budget, uint64_t& allocations, uint64_t& dispatches) {
+    std::vector<double> out;
+    run(plan, buffers, dtype, wg, allocations, dispatches,
+        [&](std::unique_ptr<vk::Submission>& work, const std::vector<vk::Step>& steps) {
+          auto batch = [&](uint32_t reps) {
+            VkResult r = work->submit_timed(steps, reps);
+            dispatches += uint64_t(reps) * steps.size();
+            await(r, work, plan);
+            return work->timed_seconds(reps);
+          };
+          const auto t0 = std::chrono::steady_clock::now();
+          if (budget.warmup) batch(budget.warmup);
+          for (uint32_t n = 1; out.size() < budget.max_reps; n = std::min(2 * n, 64u)) {
+            const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (out.size() >= budget.min_reps && spent >= budget.max_seconds) break;
+            for (double t : batch(std::min<uint32_t>(n, budget.max_reps - uint32_t(out.size())))) out.push_back(t);
+          }
+        });
+    return out;
   }
 
   // Removes and returns, one per line, the validation messages that arrived after the first `seen`.
@@ -338,6 +385,8 @@ DeviceInfo VulkanBackend::info() const {
   };
   add(true, cat("api=", vk::version_string(a.props.apiVersion)));
   add(true, cat("driver=", a.driver));
+  // bench picks its sizes by it (quick on a CPU device such as lavapipe).
+  add(a.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, "device-type=cpu");
   add(lim.f16, "shader-f16");
   add(f.int8 && f.storage8, "int8");
   add(f.int16, "int16");
@@ -369,7 +418,8 @@ void VulkanBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
   s_->reap(0);
   size_t seen = s_->instance->messages().size();
   try {
-    s_->run(plan, buffers, dtype, workgroup_size, allocations, dispatches);
+    s_->run(plan, buffers, dtype, workgroup_size, allocations, dispatches,
+            [&](std::unique_ptr<vk::Submission>& work, const std::vector<vk::Step>&) { work->read_back(buffers); });
   } catch (const Unsupported&) {
     throw;
   } catch (const std::exception& e) {
@@ -377,6 +427,23 @@ void VulkanBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
   }
   if (std::string m = s_->messages_since(seen); !m.empty())
     throw std::runtime_error("vulkan: validation messages during the run:" + m);
+}
+
+std::vector<double> VulkanBackend::time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
+                                             DType dtype, const TimingBudget& budget) {
+  s_->reap(0);
+  size_t seen = s_->instance->messages().size();
+  std::vector<double> out;
+  try {
+    out = s_->time(plan, buffers, dtype, workgroup_size, budget, allocations, dispatches);
+  } catch (const Unsupported&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(e.what() + s_->messages_since(seen));
+  }
+  if (std::string m = s_->messages_since(seen); !m.empty())
+    throw std::runtime_error("vulkan: validation messages while timing:" + m);
+  return out;
 }
 
 }  // namespace ts

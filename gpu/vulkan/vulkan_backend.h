@@ -51,6 +51,8 @@ class VulkanBackend : public GpuBackend {
  protected:
   const DeviceLimits& limits() const override;
   void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) override;
+  std::vector<double> time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                                const TimingBudget& budget) override;
   void precompile(const std::vector<Dispatch>& plan, const std::map<std::string, Physical>& forms,
                   const std::map<std::string, DType>& dtypes, DType dtype) override;
 

@@ -12,6 +12,8 @@ enum class FrameType : uint8_t {
   result = 3,  // reply to run: the read-back buffers' bytes, back to back, in buffer order, then snapshots
   error = 4,   // reply to anything: a UTF-8 message
   prepare = 5, // request: JSON array of shaders (as in RUN's header) to compile in the background; no reply
+  time = 6,    // request: as run, the header with "timing"; runs once, then times the dispatch chain
+  times = 7,   // reply to time: float64 seconds of each timed repetition
 };
 
 struct Frame {

@@ -6,12 +6,14 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <regex>
 #include <span>
 
 #include <nlohmann/json.hpp>
 
 #include "core/contract.h"
 #include "core/embedded.h"
+#include "core/profile.h"
 #include "gpu/kernel_source.h"
 #include "gpu/webgpu/locate.h"
 #include "gpu/webgpu/worker_process.h"
@@ -157,6 +159,9 @@ class Blob {
   std::deque<std::vector<uint8_t>> owned_;  // a deque: spans into earlier elements stay valid
   size_t size_ = 0;
 };
+
+// A span of a buffer's initial bytes: [offset in the buffer, offset in the data, length].
+json chunk(size_t buffer_offset, const json& data) { return json::array({buffer_offset, data[0], data[1]}); }
 
 std::string text_of(const Frame& f) { return std::string(f.payload.begin(), f.payload.end()); }
 
@@ -335,18 +340,26 @@ void WebGpuBackend::start() {
   info_.capabilities.push_back(cat("max-texture-3d=", limits_.max_image_3d));
   for (auto& [format, why] : formats_) info_.capabilities.push_back(cat(why.empty() ? "texture3d:" : "no-texture3d:", format));
   if (a.value("isFallbackAdapter", false)) info_.capabilities.push_back("fallback-adapter");
+  // WebGPU exposes no adapter type; Dawn's software adapters are the fallback adapter, or Mesa's
+  // llvmpipe (lavapipe) and SwiftShader behind its Vulkan backend. bench picks its sizes by this.
+  const std::string desc = a.value("description", "") + " " + a.value("device", "") + " " + a.value("architecture", "");
+  static const std::regex cpu_names("llvmpipe|lavapipe|swiftshader", std::regex::icase);
+  if (a.value("isFallbackAdapter", false) || std::regex_search(desc, cpu_names))
+    info_.capabilities.push_back("device-type=cpu");
   std::string flags;
   for (const json& fl : j.at("flags")) flags += cat(flags.empty() ? "" : " ", fl.get<std::string>());
   info_.capabilities.push_back(cat("dawn: ", flags));
   worker_ = std::move(w);
 }
 
-void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) {
+Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                          const TimingBudget* timing, std::vector<std::pair<size_t, std::string>>& snapshots) {
   if (dtype == DType::f16 && !limits_.f16)
     throw Unsupported("webgpu: the adapter does not offer shader-f16, which float16 kernels need");
   // A worker lost in an earlier case is replaced here, before anything of this case is sent.
   if (!worker_) start();
 
+  std::optional<Phase> building(std::in_place, "webgpu: request (header, spans)");
   Blob blob;
   json head = {{"shaders", json::array()}, {"buffers", json::array()}, {"dispatches", json::array()}};
   std::map<std::string, size_t> buffer_index;
@@ -354,7 +367,12 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
     const HostBuffer& b = buffers[i];
     buffer_index[b.name] = i;
     if (!b.image()) {
-      head["buffers"].push_back({{"size", padded_size(b.bytes.size())}, {"init", blob.add(b.bytes)}, {"read", b.read_back}});
+      // Only the host's spans travel; guard bands and poison are filled by the worker (HostBuffer::fills).
+      json init = json::array(), fill = json::array();
+      for (auto [at, n] : b.uploads()) init.push_back(chunk(at, blob.add(std::span<const uint8_t>(b.bytes.data() + at, n))));
+      for (const HostBuffer::Fill& f : b.fills) fill.push_back({f.offset, f.size, f.word});
+      head["buffers"].push_back({{"size", padded_size(b.bytes.size())}, {"init", std::move(init)}, {"fill", std::move(fill)},
+                                 {"read", b.read_back}});
       continue;
     }
     if (b.snapshot) throw std::runtime_error(cat("webgpu: scratch tensor ", b.name, " cannot be an image"));
@@ -371,7 +389,7 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
                             " texture (sampled and write-only storage), which Dawn refuses here: ",
                             f == formats_.end() ? "not probed" : f->second));
     head["buffers"].push_back({{"size", b.bytes.size()},
-                               {"init", blob.add(b.bytes)},
+                               {"init", json::array({chunk(0, blob.add(std::span<const uint8_t>(b.bytes)))})},
                                {"read", b.read_back},
                                {"image", {{"format", format},
                                           {"extent", {b.phys.extent[0], b.phys.extent[1], b.phys.extent[2]}},
@@ -392,7 +410,6 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
   std::map<std::string, size_t> shader_index;  // by WGSL text and workgroup size
   std::map<std::vector<uint32_t>, size_t> metas;  // ts_meta contents -> buffer index
   size_t uniforms = 0;
-  std::vector<std::pair<size_t, std::string>> snapshots;  // (buffer, kernel after which it is copied)
   std::vector<bool> snapped(buffers.size(), false);
   for (const Dispatch& d : plan) {
     const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
@@ -412,7 +429,7 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
       if (added) {
         const auto* raw = reinterpret_cast<const uint8_t*>(m->first.data());
         head["buffers"].push_back({{"size", padded_size(m->first.size() * 4)},
-                                   {"init", blob.add(std::span<const uint8_t>(raw, m->first.size() * 4))},
+                                   {"init", json::array({chunk(0, blob.add(std::span<const uint8_t>(raw, m->first.size() * 4)))})},
                                    {"read", false}});
       }
       meta_index = m->second;
@@ -452,6 +469,11 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
     head["dispatches"].push_back(std::move(dispatch));
   }
 
+  if (timing)
+    head["timing"] = {{"warmup", timing->warmup},
+                      {"minReps", timing->min_reps},
+                      {"maxReps", timing->max_reps},
+                      {"maxMs", timing->max_seconds * 1000}};
   const std::string header = head.dump();
   const uint32_t header_len = uint32_t(header.size());
   std::vector<std::span<const uint8_t>> parts = {
@@ -461,15 +483,28 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
 
   allocations += buffers.size() + metas.size() + uniforms;
   dispatches += plan.size();
+  building.reset();
+  Phase ph("webgpu: worker round trip");
   Frame reply;
   try {
-    reply = worker_->call(FrameType::run, parts, std::chrono::milliseconds(options_.timeout_ms));
+    // Timing runs until its budget is spent: the worker gets that on top of the usual timeout.
+    const auto limit = std::chrono::milliseconds(options_.timeout_ms) +
+                       std::chrono::milliseconds(timing ? uint64_t(timing->max_seconds * 1000) * 2 : 0);
+    reply = worker_->call(timing ? FrameType::time : FrameType::run, parts, limit);
   } catch (const WorkerLost&) {
     worker_.reset();  // the next case starts a fresh worker
     throw;
   }
   if (reply.type == FrameType::error) throw std::runtime_error(text_of(reply));
-  if (reply.type != FrameType::result) throw std::runtime_error("webgpu: the worker answered RUN with a wrong frame");
+  const FrameType want = timing ? FrameType::times : FrameType::result;
+  if (reply.type != want) throw std::runtime_error("webgpu: the worker answered with a wrong frame");
+  return reply;
+}
+
+void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) {
+  std::vector<std::pair<size_t, std::string>> snapshots;  // (buffer, kernel after which it is copied)
+  Frame reply = call(plan, buffers, dtype, nullptr, snapshots);
+  Phase ph("webgpu: results");
 
   size_t want = 0;
   for (const HostBuffer& b : buffers)
@@ -490,6 +525,18 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
     b.first_kernel = kernel;
     at += result_size(b);
   }
+}
+
+std::vector<double> WebGpuBackend::time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
+                                             DType dtype, const TimingBudget& budget) {
+  for (HostBuffer& b : buffers) b.read_back = false;  // nothing comes back but the times
+  std::vector<std::pair<size_t, std::string>> snapshots;
+  Frame reply = call(plan, buffers, dtype, &budget, snapshots);
+  if (reply.payload.size() % sizeof(double))
+    throw std::runtime_error(cat("webgpu: the worker returned ", reply.payload.size(), " bytes of times"));
+  std::vector<double> out(reply.payload.size() / sizeof(double));
+  if (!out.empty()) std::memcpy(out.data(), reply.payload.data(), reply.payload.size());
+  return out;
 }
 
 }  // namespace ts

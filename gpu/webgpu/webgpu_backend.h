@@ -14,6 +14,7 @@
 
 #include "gpu/gpu_backend.h"
 #include "gpu/webgpu/accessors.h"
+#include "gpu/webgpu/protocol.h"
 #include "gpu/webgpu/wgsl_reflect.h"
 
 namespace ts {
@@ -51,6 +52,8 @@ class WebGpuBackend : public GpuBackend {
  protected:
   const DeviceLimits& limits() const override { return limits_; }
   void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) override;
+  std::vector<double> time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                                const TimingBudget& budget) override;
   // Sends the plan's pipelines to the worker to compile in the background (a PREPARE frame).
   void precompile(const std::vector<Dispatch>& plan, const std::map<std::string, Physical>& forms,
                   const std::map<std::string, DType>& dtypes, DType dtype) override;
@@ -67,6 +70,10 @@ class WebGpuBackend : public GpuBackend {
     webgpu::WgslResources res;
   };
   void start();  // a fresh worker; fills info_ and limits_
+  // Sends the plan as one RUN (timing null) or TIME request and returns the worker's reply;
+  // `snapshots` receives (buffer, kernel) for each scratch snapshot the reply holds.
+  webgpu::Frame call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                     const TimingBudget* timing, std::vector<std::pair<size_t, std::string>>& snapshots);
   // Cached per (kernel source, case dtype, defines, layout and dtype of each declared tensor).
   // `forms`: the layout and dtype of every tensor of the case, by name.
   const Program& program(const Dispatch& d, const KernelText& kernel, DType dtype,

@@ -7,7 +7,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4, PREPARE: 5 };
+const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4, PREPARE: 5, TIME: 6, TIMES: 7 };
+const TIMING_BATCH_MAX = 64;  // timed repetitions per submission
 const PIPELINE_CACHE_MAX = 256;
 
 const [modulesDir, ...userFlags] = process.argv.slice(1);
@@ -33,6 +34,8 @@ function dawnFlags(flags) {
     else if (f.slice(0, eq) === 'enable-dawn-features') enable.push(...f.slice(eq + 1).split(',').filter(Boolean));
     else keyed.set(f.slice(0, eq), f.slice(eq + 1));
   }
+  // Timestamps unrounded: Dawn quantizes them (to blunt timing attacks in browsers) unless told not to.
+  if (!keyed.has('disable-dawn-features')) keyed.set('disable-dawn-features', 'timestamp_quantization');
   const out = [...keyed].map(([k, v]) => `${k}=${v}`);
   if (enable.length) out.push(`enable-dawn-features=${[...new Set(enable)].join(',')}`);
   return out;
@@ -56,7 +59,8 @@ async function openDevice() {
   if (!adapter) throw new Error(`no WebGPU adapter (Dawn flags ${flags.join(' ')})`);
   const limits = {};
   for (const k in adapter.limits) if (typeof adapter.limits[k] === 'number') limits[k] = adapter.limits[k];
-  const wanted = ['shader-f16', 'subgroups'].filter((f) => adapter.features.has(f));
+  // timestamp-query: `touchstone bench` times dispatch chains on the device (TIME frames).
+  const wanted = ['shader-f16', 'subgroups', 'timestamp-query'].filter((f) => adapter.features.has(f));
   // The adapter's own limits, every one: defaults cap storage bindings at 128 MiB and more.
   const device = await adapter.requestDevice({ requiredFeatures: wanted, requiredLimits: limits });
   device.lost.then((info) => {
@@ -85,6 +89,48 @@ async function openDevice() {
 
 const uncaptured = [];
 const pipelines = new Map();
+
+// Buffers are recycled across cases, by usage and power-of-two capacity (at most POOL_MAX_BYTES
+// idle), so a sweep's steady state allocates nothing on the device: on a discrete GPU a buffer's
+// allocation costs more than a small case's whole dispatch. A recycled buffer's contents are a
+// previous case's: every byte a case's bindings or copies can reach is written first (below).
+const POOL_MAX_BYTES = 2 ** 30;
+const idle = new Map();  // `${usage}/${capacity}` -> [GPUBuffer]
+let idleBytes = 0;
+function acquire(device, size, usage, made) {
+  const capacity = Math.max(256, 2 ** Math.ceil(Math.log2(Math.max(size, 1))));
+  const key = `${usage}/${capacity}`;
+  let buffer = idle.get(key)?.pop();
+  if (buffer) idleBytes -= capacity;
+  else buffer = device.createBuffer({ size: capacity, usage });
+  made.push({ buffer, key, capacity });
+  return buffer;
+}
+// After a case: recycled buffers go back to the pool (unless the case had an error, when nothing
+// is trusted), everything else is destroyed.
+function release(made, ok) {
+  for (const m of made) {
+    if (!m.key) m.destroy();
+    else if (ok && idleBytes + m.capacity <= POOL_MAX_BYTES) {
+      if (!idle.has(m.key)) idle.set(m.key, []);
+      idle.get(m.key).push(m.buffer);
+      idleBytes += m.capacity;
+    } else m.buffer.destroy();
+  }
+}
+
+// Fill patterns are written from one scratch array, grown as needed (writeBuffer copies at once).
+let scratch = new Uint32Array(0);
+function writeWord(device, buffer, at, size, word) {
+  for (let done = 0; done < size;) {
+    const n = Math.min(size - done, 64 << 20);
+    if (scratch.byteLength < n) scratch = new Uint32Array(Math.max(n, 2 * scratch.byteLength) / 4);
+    const view = scratch.subarray(0, n / 4);
+    view.fill(word);
+    device.queue.writeBuffer(buffer, at + done, view);
+    done += n;
+  }
+}
 
 // The texture formats of texture3d tensors (gpu/webgpu/accessors.cpp): float32, float16, and
 // bfloat16 as raw 16-bit words. Each must make a 3-D texture that kernels read with textureLoad and
@@ -208,32 +254,43 @@ function prepare(device, shaders) {
 // Records every dispatch of the case in order and submits it; returns the staging buffer that
 // receives the read-back buffers, back to back, then the snapshots (a dispatch's `snapshots`: buffers
 // copied right after it, which ends the compute pass there), or null when nothing is read back.
-function submit(device, head, shaders, bytes, made) {
+function submit(device, head, shaders, bytes, made, kept = {}) {
   const buffers = head.buffers.map((b) => {
     if (b.image) {
       const { format, extent, texel } = b.image;
       const tex = device.createTexture({ dimension: '3d', size: extent, format, usage: imageUsage() });
       made.push(tex);
-      if (b.init[1]) {
-        device.queue.writeTexture({ texture: tex }, bytes(b.init),
+      const [, off, len] = b.init[0] ?? [0, 0, 0];
+      if (len) {
+        device.queue.writeTexture({ texture: tex }, bytes([off, len]),
                                   { bytesPerRow: extent[0] * texel, rowsPerImage: extent[1] }, extent);
       }
       return tex;
     }
-    const buf = device.createBuffer({
-      size: b.size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-    });
-    made.push(buf);
-    if (b.init[1]) device.queue.writeBuffer(buf, 0, bytes(b.init));
+    // The host's spans copied in, guard bands and poison filled here (`fill`, so those bytes never
+    // cross the pipe), and the rest of the case's `size` bytes zeroed: a recycled buffer holds a
+    // previous case's data, and an input's last texel may reach past its end.
+    const buf = acquire(device, b.size, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, made);
+    let end = 0;
+    for (const [at, off, len] of b.init) {
+      const n = Math.min(len, b.size - at);
+      if (n) device.queue.writeBuffer(buf, at, bytes([off, n]));
+      end = Math.max(end, at + n);
+    }
+    for (const [at, size, word] of b.fill ?? []) {
+      if (size) writeWord(device, buf, at, size, word);
+      end = Math.max(end, at + size);
+    }
+    if (end < b.size) writeWord(device, buf, end, b.size - end, 0);
     return buf;
   });
   const reads = head.buffers.map((b, i) => [b, i]).filter(([b]) => b.read);
   const snapshots = head.dispatches.flatMap((d) => d.snapshots ?? []);
   const total = reads.reduce((n, [b]) => n + resultSize(b), 0) + snapshots.reduce((n, i) => n + head.buffers[i].size, 0);
   let staging = null;
+  kept.total = total;
   if (total) {
-    staging = device.createBuffer({ size: total, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    made.push(staging);
+    staging = acquire(device, total, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, made);
   }
   let at = reads.reduce((n, [b]) => n + resultSize(b), 0);  // snapshots go after the read-back buffers
   const enc = device.createCommandEncoder();
@@ -243,13 +300,14 @@ function submit(device, head, shaders, bytes, made) {
     const entries = d.binds.map(([binding, index, offset, size]) =>
       ({ binding, resource: head.buffers[index].image ? buffers[index].createView() : { buffer: buffers[index], offset, size } }));
     if (d.uniform) {
-      const u = device.createBuffer({ size: d.uniform.bytes[1], usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-      made.push(u);
+      const u = acquire(device, d.uniform.bytes[1], GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, made);
       device.queue.writeBuffer(u, 0, bytes(d.uniform.bytes));
-      entries.push({ binding: d.uniform.binding, resource: { buffer: u } });
+      entries.push({ binding: d.uniform.binding, resource: { buffer: u, offset: 0, size: d.uniform.bytes[1] } });
     }
+    const group = device.createBindGroup({ layout, entries });
+    (kept.chain ??= []).push({ pipeline, group, groups: d.groups });
     pass.setPipeline(pipeline);
-    pass.setBindGroup(0, device.createBindGroup({ layout, entries }));
+    pass.setBindGroup(0, group);
     pass.dispatchWorkgroups(...d.groups);
     if (d.snapshots?.length) {
       pass.end();
@@ -276,7 +334,71 @@ function submit(device, head, shaders, bytes, made) {
   return staging;
 }
 
-async function run(device, payload) {
+// The dispatch chain that submit() recorded, again: each repetition one compute pass with a
+// timestamp at its beginning and end, a batch of them per submission (TIMING_BATCH_MAX at most),
+// after `warmup` untimed ones, until minReps ran and maxMs passed, or maxReps ran. Returns the
+// seconds of each timed repetition as float64s.
+async function timeChain(device, chain, timing, made) {
+  if (!device.features.has('timestamp-query'))
+    throw new Error('webgpu: the adapter does not offer timestamp-query, which timing needs');
+  const querySet = device.createQuerySet({ type: 'timestamp', count: 2 * TIMING_BATCH_MAX });
+  const resolve = device.createBuffer({ size: 16 * TIMING_BATCH_MAX, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const read = device.createBuffer({ size: 16 * TIMING_BATCH_MAX, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  made.push(querySet, resolve, read);
+  const batch = async (reps) => {
+    const enc = device.createCommandEncoder();
+    for (let r = 0; r < reps; ++r) {
+      const pass = enc.beginComputePass({
+        timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 },
+      });
+      for (const d of chain) {
+        pass.setPipeline(d.pipeline);
+        pass.setBindGroup(0, d.group);
+        pass.dispatchWorkgroups(...d.groups);
+      }
+      pass.end();
+    }
+    enc.resolveQuerySet(querySet, 0, 2 * reps, resolve, 0);
+    enc.copyBufferToBuffer(resolve, 0, read, 0, 16 * reps);
+    device.queue.submit([enc.finish()]);
+    await read.mapAsync(GPUMapMode.READ, 0, 16 * reps);
+    const stamps = new BigUint64Array(read.getMappedRange(0, 16 * reps).slice(0));
+    read.unmap();
+    const out = [];
+    for (let r = 0; r < reps; ++r) out.push(Number(stamps[2 * r + 1] - stamps[2 * r]) * 1e-9);  // ns; may be <= 0: the C++ side refuses it
+    return out;
+  };
+  const t0 = performance.now();
+  for (let left = timing.warmup; left > 0; left -= TIMING_BATCH_MAX) await batch(Math.min(left, TIMING_BATCH_MAX));
+  const seconds = [];
+  for (let n = 1; seconds.length < timing.maxReps; n = Math.min(2 * n, TIMING_BATCH_MAX)) {
+    if (seconds.length >= timing.minReps && performance.now() - t0 >= timing.maxMs) break;
+    seconds.push(...(await batch(Math.min(n, timing.maxReps - seconds.length))));
+  }
+  return Buffer.from(new Float64Array(seconds).buffer);
+}
+
+// Runs every error scope around `work` (a function that may await); throws every message caught.
+async function scoped(device, work) {
+  uncaptured.length = 0;
+  const scopes = ['internal', 'out-of-memory', 'validation'];
+  for (const s of scopes) device.pushErrorScope(s);
+  let result = null;
+  let thrown = null;
+  try {
+    result = await work();
+  } catch (e) {
+    thrown = e;
+  }
+  // Scopes pop in reverse order of their push, all of them, whatever happened above.
+  const errs = await Promise.all(scopes.map(() => device.popErrorScope()));
+  const msgs = errs.filter(Boolean).map((e) => e.message).concat(uncaptured);
+  if (msgs.length) throw new Error(msgs.join('\n'));
+  if (thrown) throw thrown;
+  return result;
+}
+
+async function run(device, payload, timed = false) {
   const headLen = payload.readUInt32LE(0);
   const head = JSON.parse(payload.toString('utf8', 4, 4 + headLen));
   const blob = payload.subarray(4 + headLen);
@@ -285,30 +407,23 @@ async function run(device, payload) {
   const shaders = [];
   for (const s of head.shaders) shaders.push(await pipelineFor(device, s));
 
-  uncaptured.length = 0;
-  const scopes = ['internal', 'out-of-memory', 'validation'];
-  for (const s of scopes) device.pushErrorScope(s);
   const made = [];
-  let staging = null;
-  let thrown = null;
+  const kept = {};
+  let ok = false;
   try {
-    staging = submit(device, head, shaders, bytes, made);
-  } catch (e) {
-    thrown = e;
-  }
-  // Scopes pop in reverse order of their push, all of them, whatever happened above.
-  const errs = await Promise.all(scopes.map(() => device.popErrorScope()));
-  try {
-    const msgs = errs.filter(Boolean).map((e) => e.message).concat(uncaptured);
-    if (msgs.length) throw new Error(msgs.join('\n'));
-    if (thrown) throw thrown;
-    if (!staging) return Buffer.alloc(0);
-    await staging.mapAsync(GPUMapMode.READ);
-    const out = Buffer.from(staging.getMappedRange().slice(0));
-    staging.unmap();
+    const staging = await scoped(device, async () => submit(device, head, shaders, bytes, made, kept));
+    let out = Buffer.alloc(0);
+    if (timed) {
+      out = await scoped(device, () => timeChain(device, kept.chain ?? [], head.timing, made));
+    } else if (staging) {
+      await staging.mapAsync(GPUMapMode.READ, 0, kept.total);
+      out = Buffer.from(staging.getMappedRange(0, kept.total).slice(0));
+      staging.unmap();
+    }
+    ok = true;
     return out;
   } finally {
-    for (const b of made) b.destroy();
+    release(made, ok);
   }
 }
 
@@ -348,6 +463,7 @@ async function main() {
     try {
       if (type === FRAME.INFO) send(FRAME.INFO, Buffer.from(JSON.stringify(info), 'utf8'));
       else if (type === FRAME.RUN) send(FRAME.RESULT, await run(device, payload));
+      else if (type === FRAME.TIME) send(FRAME.TIMES, await run(device, payload, true));
       else sendError(`webgpu worker: unknown frame type ${type}`);
     } catch (e) {
       sendError(`webgpu: ${e.message}`);
