@@ -267,7 +267,11 @@ TEST_F(WebGpuLayouts, HalfPrecisionImagesHoldEveryValueAndRoundToNearestEven) {
     const std::vector<std::string> scales = t == DType::f16 ? std::vector<std::string>{"1.0", "0.125", "1.0009765625", "4096.0"}
                                                             : std::vector<std::string>{"1.0"};
     for (const std::string& scale : scales) {
-      override_kernel("rope_half", "v[j] = x_at(i) * cos_at", cat("    v[j] = x_at(i) * ", scale, ";  // the value under test"), true);
+      // Every lane's value replaced just before the store, whichever path (4-wide or per lane) made it.
+      override_kernel("rope_half", "out_store(t, v);",
+                      cat("  for (var j = 0u; j < 4u; j++) { let i = out_flat(t, j); if (i != TS_PAD) { v[j] = x_at(i) * ", scale,
+                          "; } }  // the value under test"),
+                      false);
       for (const char* layout : {"buffer", "texture3d_w", "texture3d_h", "texture3d_c"}) {
         Expected e = prepare(parse_case(cat("rope_half/B=1,H=1,S=256,D=256/", dtype_name(t), "/", layout, "/seed=1")));
         Tensor& x = e.problem.inputs.at("x");
