@@ -392,6 +392,21 @@ std::vector<Var> vars() {
   return v;
 }
 
+// x, the weights, their scales and the bias read once, out written once (im2col's scratch is the
+// implementation's own traffic, not the operator's).
+double bytes_moved(const Problem& p) {
+  double b = 0;
+  for (auto& [name, t] : p.inputs) b += tensor_bytes(t);
+  return b + double(numel(geometry(p).out()));
+}
+
+// Integer operations: one multiply and one add per (output, reduction term); the requantization is
+// not counted.
+double flops(const Problem& p) {
+  const Geom g = geometry(p);
+  return 2.0 * double(numel(g.out())) * double(g.K());
+}
+
 }  // namespace
 
 const OpDef& q8ta_conv2d_op() {
@@ -420,7 +435,8 @@ const OpDef& q8ta_conv2d_op() {
       {DType::i8},
       make, validate, reference, buffers, plan, tolerance, edge_cases, gen_q8ta_conv2d, large_case,
       vars(),
-      {{"x", layouts}, {"out", layouts}}};
+      {{"x", layouts}, {"out", layouts}},
+      bytes_moved, flops};
   return op;
 }
 

@@ -54,6 +54,12 @@ const Workload kSuite[] = {
     {"q8ta_linear GEMM M256 K2048 N2048", "q8ta_linear/M=256,K=2048,N=2048/int8/buffer/seed=1",
      "q8ta_linear/M=16,K=256,N=128/int8/buffer/seed=1"},
     {"q8ta_add 4096x4096", "q8ta_add/shape=4096:4096/int8/buffer/seed=1", "q8ta_add/shape=256:256/int8/buffer/seed=1"},
+    // The int8 seed's stress shapes (general beside im2col).
+    {"q8ta_conv2d 3x3 C512 7x7", "q8ta_conv2d/C_in=512,C_out=512,H=7,W=7,KH=3,KW=3,ph=1,pw=1/int8/buffer;out=int8_4c1w;x=int8_4c1w/seed=1",
+     "q8ta_conv2d/C_in=64,C_out=64,H=7,W=7,KH=3,KW=3,ph=1,pw=1/int8/buffer;out=int8_4c1w;x=int8_4c1w/seed=1"},
+    {"q8ta_conv2d 1x1 C1024->2048 14x14 s2",
+     "q8ta_conv2d/C_in=1024,C_out=2048,H=14,W=14,KH=1,KW=1,sh=2,sw=2/int8/buffer;out=int8_4c1w;x=int8_4c1w/seed=1",
+     "q8ta_conv2d/C_in=128,C_out=256,H=14,W=14,KH=1,KW=1,sh=2,sw=2/int8/buffer;out=int8_4c1w;x=int8_4c1w/seed=1"},
 };
 
 // The copy that measures the bandwidth ceiling: past every cache of the device.
