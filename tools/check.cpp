@@ -13,6 +13,7 @@
 #include <regex>
 #include <thread>
 
+#include "core/profile.h"
 #include "core/registry.h"
 #include "core/runner.h"
 #include "goldens/files.h"
@@ -86,7 +87,13 @@ class Lookahead {
   Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index,
             std::vector<BackendSlot>& slots)
       : sweep_(sweep), o_(o), match_(match), index_(index), slots_(slots),
-        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)) {}
+        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)) {
+    // The large case's reference takes seconds: it is started now, while the edge cases before it run.
+    if (std::optional<int64_t> k = sweep.large_index(); k && (index + uint64_t(*k)) % o.shards == o.shard) {
+      Case c = sweep.at(*k);
+      if (!match || std::regex_search(c.id(), *match)) large_ = {*k, launch(std::move(c))};
+    }
+  }
 
   std::optional<Next> next() {
     while (queue_.size() < depth_ && k_ < sweep_.size()) {
@@ -94,9 +101,13 @@ class Lookahead {
       const uint64_t position = index_++;
       if (position % o_.shards != o_.shard) continue;
       Next n{k, position, {}};
-      Case c = sweep_.at(k);
-      if (!match_ || std::regex_search(c.id(), *match_))
-        n.expected = std::async(std::launch::async, [c = std::move(c)] { return prepare(c); }).share();
+      if (large_ && large_->first == k) {
+        n.expected = large_->second;
+      } else {
+        Phase drawing("check: draw the case (generators)");
+        Case c = sweep_.at(k);
+        if (!match_ || std::regex_search(c.id(), *match_)) n.expected = launch(std::move(c));
+      }
       queue_.push_back(std::move(n));
     }
     if (queue_.empty()) return std::nullopt;
@@ -108,6 +119,7 @@ class Lookahead {
       later.warmed = true;
       const Expected& e = later.expected.get();
       if (!e.error.empty() || e.violation) continue;
+      Phase warming("check: hand kernels to compile ahead");
       for (BackendSlot& s : slots_)
         if (s.backend) s.backend->warm(*e.op, e.problem);
     }
@@ -119,10 +131,15 @@ class Lookahead {
   const CheckOptions& o_;
   const std::optional<std::regex>& match_;
   uint64_t& index_;
+  static std::shared_future<Expected> launch(Case c) {
+    return std::async(std::launch::async, [c = std::move(c)] { return prepare(c); }).share();
+  }
+
   std::vector<BackendSlot>& slots_;
   const size_t depth_;
   int64_t k_ = 0;
   std::deque<Next> queue_;
+  std::optional<std::pair<int64_t, std::shared_future<Expected>>> large_;  // started early
 };
 
 // Shrinks each group's smallest drawn failure on its backend; the smaller failure it finds, if any,
@@ -269,7 +286,10 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
         ++done;
         progress.update(done, failing);
         if (!next->expected.valid()) continue;  // --match leaves it out
-        const Expected& e = next->expected.get();
+        const Expected& e = [&]() -> const Expected& {
+          Phase waiting("check: wait for the case's reference (prepared ahead)");
+          return next->expected.get();
+        }();
         const int64_t elements = input_elements(e);
         for (size_t s = 0; s < slots.size() && !stopped; ++s) {
           if (!slots[s].backend) continue;

@@ -19,8 +19,12 @@ Case draw_case(const OpDef& op, DType dtype, bool valid, uint64_t key, int size)
 
 Sweep::Sweep(const OpDef& op, DType dtype, int64_t count, uint64_t seed)
     : op_(&op), dtype_(dtype), count_(std::max<int64_t>(count, 0)), seed_(seed), edges_(op.edge_cases(dtype)) {
-  if (dtype == op.large_case().dtype) edges_.push_back(op.large_case());  // OpDef::large_case says why one dtype
+  if (dtype == op.large_case().dtype) {  // OpDef::large_case says why one dtype
+    edges_.push_back(op.large_case());
+    large_ = int64_t(edges_.size()) - 1;
+  }
   if (int64_t(edges_.size()) > count_) edges_.resize(size_t(count_));
+  if (large_ && *large_ >= count_) large_.reset();
 }
 
 std::optional<Draw> Sweep::draw(int64_t k) const {

@@ -28,6 +28,9 @@ class Sweep {
   int64_t size() const { return count_; }
   Case at(int64_t k) const;  // 0 <= k < size()
   std::optional<Draw> draw(int64_t k) const;  // how case k was drawn; none for a hand-picked edge case
+  // Where the operator's large case (OpDef::large_case) stands in this sweep, if it runs at all: its
+  // reference takes seconds, so check starts preparing it when the sweep starts.
+  std::optional<int64_t> large_index() const { return large_; }
   const OpDef& op() const { return *op_; }
   DType dtype() const { return dtype_; }
 
@@ -37,6 +40,7 @@ class Sweep {
   int64_t count_;
   uint64_t seed_;
   std::vector<Case> edges_;  // the first min(count, edge cases) cases
+  std::optional<int64_t> large_;
 };
 
 // Draws one case from a generator with a RapidCheck random state derived from `key`; with its
