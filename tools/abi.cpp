@@ -77,7 +77,7 @@ std::string tensor_text(const Sample& s, const std::vector<BufferSpec>& specs, c
 
 // The built-in kernel's bindings, as its own text declares them.
 void print_builtin_bindings(const Sample& s, const std::vector<BufferSpec>& specs, const Dispatch& d, const char* ext) {
-  std::string_view text;
+  std::string text;  // a copy: get() returns its text by value
   try {
     text = KernelSources(ext).get(d.kernel).text;
   } catch (const std::exception&) {
