@@ -215,6 +215,21 @@ void accumulator_term(double acc, double is, double ws, double b, double os, dou
   d = exact(acc, is, ws, b, os) ? 0.0 : g * (std::fabs(acc) * is * ws + std::fabs(b)) / os + 0x1p-80;
 }
 
+bool accumulator_inputs(Contract& c, const Problem& p, size_t rank) {
+  if (!has_inputs(c, p, {"x", "weight", "weight_scales"})) return false;
+  const bool bias = p.inputs.count("bias") > 0;
+  require_rank(c, p, "x", rank);
+  require_rank(c, p, "weight", rank);
+  require_rank(c, p, "weight_scales", 1);
+  if (bias) require_rank(c, p, "bias", 1);
+  if (c.failed()) return false;
+  require_dtype(c, p, "x", DType::i8);
+  require_dtype(c, p, "weight", DType::i8);
+  require_dtype(c, p, "weight_scales", DType::f32);
+  if (bias) require_dtype(c, p, "bias", DType::f32);
+  return true;
+}
+
 void accumulator_quantization(const Case& c, Problem& p, int64_t K, IntRange xr, IntRange wr, int64_t Ns, int64_t Nb) {
   const std::string mode = c.word("scales", "random"), bad = c.word("bad_value", "none");
   const bool pow2 = mode != "random";

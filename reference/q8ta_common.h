@@ -97,6 +97,10 @@ std::vector<Var> common_vars();
 void accumulator_quantization(const Case& c, Problem& p, int64_t K, IntRange xr, IntRange wr, int64_t Ns, int64_t Nb);
 // The id variable bad_value of such an operator: one invalid scale or bias value.
 Var accumulator_bad_value();
+// Its inputs' presence, ranks and dtypes (rules input_rank, input_dtypes): x and weight int8 of
+// `rank`, weight_scales float32 of rank 1, the optional bias float32 of rank 1. False when the
+// shapes cannot be read further (an input missing or of the wrong rank).
+bool accumulator_inputs(Contract& c, const Problem& p, size_t rank);
 // The float64 value v = (acc * is * ws + b) / os before rounding, and the bound d of the kernels'
 // float32 requantization of it (0 where every float32 operation is exact: derivation beside it).
 void accumulator_term(double acc, double is, double ws, double b, double os, double& v, double& d);

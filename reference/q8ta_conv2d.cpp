@@ -105,17 +105,8 @@ Problem make(const Case& c) {
 
 std::optional<Violation> validate(const Problem& p) {
   Contract c("q8ta_conv2d");
-  if (!has_inputs(c, p, {"x", "weight", "weight_scales"})) return c.result();
+  if (!accumulator_inputs(c, p, 4)) return c.result();
   const bool bias = p.inputs.count("bias") > 0;
-  require_rank(c, p, "x", 4);
-  require_rank(c, p, "weight", 4);
-  require_rank(c, p, "weight_scales", 1);
-  if (bias) require_rank(c, p, "bias", 1);
-  if (c.failed()) return c.result();
-  require_dtype(c, p, "x", DType::i8);
-  require_dtype(c, p, "weight", DType::i8);
-  require_dtype(c, p, "weight_scales", DType::f32);
-  if (bias) require_dtype(c, p, "bias", DType::f32);
   const Geom g = geometry(p);
   // Not a listed rule: no case id can break it (like inputs_present), only a golden's params.
   c.require(g.ok, "params_valid", "params.stride, padding and dilation (", p.params.value("stride", Params()).dump(), ", ",

@@ -45,17 +45,8 @@ Problem make(const Case& c) {
 
 std::optional<Violation> validate(const Problem& p) {
   Contract c("q8ta_linear");
-  if (!has_inputs(c, p, {"x", "weight", "weight_scales"})) return c.result();
+  if (!accumulator_inputs(c, p, 2)) return c.result();
   const bool bias = p.inputs.count("bias") > 0;
-  require_rank(c, p, "x", 2);
-  require_rank(c, p, "weight", 2);
-  require_rank(c, p, "weight_scales", 1);
-  if (bias) require_rank(c, p, "bias", 1);
-  if (c.failed()) return c.result();
-  require_dtype(c, p, "x", DType::i8);
-  require_dtype(c, p, "weight", DType::i8);
-  require_dtype(c, p, "weight_scales", DType::f32);
-  if (bias) require_dtype(c, p, "bias", DType::f32);
   const Shape &x = p.inputs.at("x").shape, &w = p.inputs.at("weight").shape;
   const int64_t M = x[0], K = x[1], N = w[0];
   c.require(M >= 1, "dims_positive", "M (", M, ") must be at least 1");
