@@ -181,14 +181,18 @@ int cmd_bench(const BenchOptions& o) {
   // Per backend: its size and the copy ceiling.
   std::map<std::string, bool> quick;
   std::vector<Copy> copies;
+  std::map<std::string, TimingBudget> budgets;  // per backend: its warm-up by time
   for (BackendSlot& s : slots) {
     if (!s.backend) continue;
     const DeviceInfo info = s.backend->info();
     quick[s.name] = o.size.empty() ? cpu_device(info) : o.size == "quick";
+    // A CPU device has no clock to bring up: its warm-up by time would only cost seconds.
+    budgets[s.name] = budget;
+    budgets[s.name].warmup_seconds = o.warmup_ms >= 0 ? o.warmup_ms / 1000.0 : cpu_device(info) ? 0.0 : 0.5;
     auto* gpu = dynamic_cast<GpuBackend*>(s.backend.get());
     if (!gpu) continue;  // every backend is a GPU backend; one that is not has nothing to time
     Copy c{s.name, quick[s.name] ? kCopyBytesQuick : kCopyBytesFull, {}};
-    c.timing = gpu->bench_copy(c.bytes, budget);
+    c.timing = gpu->bench_copy(c.bytes, budgets[s.name]);
     std::printf("%s: %s, %s sizes; copy %llu MiB: %s\n", s.name.c_str(), info.name.c_str(),
                 quick[s.name] ? "quick" : "full", (unsigned long long)(c.bytes >> 20),
                 c.timing.status == RunOutput::Status::ok ? cat(us(c.timing.median), " us median, ", fixed(c.gbps(), 1), " GB/s").c_str()
@@ -226,7 +230,7 @@ int cmd_bench(const BenchOptions& o) {
         r.backend = s.name;
         r.dtype = dtype_name(c.dtype);
         const OpDef& op = *e->second.op;
-        JudgedTiming jt = judge_then_time(e->second, *gpu, budget);
+        JudgedTiming jt = judge_then_time(e->second, *gpu, budgets[s.name]);
         r.outcome = jt.outcome;
         r.detail = jt.detail;
         r.timed = jt.timed;

@@ -90,7 +90,7 @@ struct Raw {
   std::string abi_dtype;
   std::string device, kernels, timeout_ms, cases, seed, shard, junit, dir, out, id, json, html, xfail, match, layout;
   std::vector<std::string> ids;
-  std::string size, warmup, reps, time_ms;
+  std::string size, warmup, warmup_ms, reps, time_ms;
   bool validation = false, no_int_dot = false, quiet = false, reference_only = false, list = false, fail_fast = false;
 };
 
@@ -269,6 +269,9 @@ int run_cli(int argc, char** argv) {
   single(bench, "--time-ms", r.time_ms, "MS", "time budget per case, 1..600,000 (default 200; at least 5 repetitions)");
   single(bench, "--reps", r.reps, "N", "at most N timed repetitions per case, 1..1,000,000 (default 1000)");
   single(bench, "--warmup", r.warmup, "N", "untimed repetitions before timing, 0..1000 (default 3)");
+  single(bench, "--warmup-ms", r.warmup_ms, "MS",
+         "and untimed work until MS milliseconds have passed, 0..60,000, so that the GPU's clock is up "
+         "(default 500 on a GPU, 0 on a CPU device)");
   single(bench, "--json", r.json, "FILE", "write the results as JSON (schema touchstone-bench/1, tools/BENCH_SCHEMA.md)");
   add_backend_options(bench, r);
 
@@ -402,6 +405,7 @@ int run_cli(int argc, char** argv) {
       if (!r.time_ms.empty()) o.time_ms = uint32_t(parse_integer("--time-ms", r.time_ms, 1, 600'000));
       if (!r.reps.empty()) o.reps = uint32_t(parse_integer("--reps", r.reps, 1, 1'000'000));
       if (!r.warmup.empty()) o.warmup = uint32_t(parse_integer("--warmup", r.warmup, 0, 1000));
+      if (!r.warmup_ms.empty()) o.warmup_ms = parse_integer("--warmup-ms", r.warmup_ms, 0, 60'000);
       o.backends = backend_options(r, bench);
       return cmd_bench(o);
     }

@@ -62,6 +62,7 @@ struct BenchOptions {
   std::string size;                 // "quick", "full"; "": quick on a CPU device, full on a GPU
   std::string json;                 // "" = none: tools/BENCH_SCHEMA.md
   uint32_t warmup = 3;              // untimed repetitions per case
+  int64_t warmup_ms = -1;           // and untimed work until this long has passed; -1: 500 on a GPU, 0 on a CPU device
   uint32_t reps = 1000;             // at most this many timed repetitions per case
   uint32_t time_ms = 200;           // and no more after this long (at least 5 repetitions)
   BackendOptions backends;

@@ -268,8 +268,11 @@ struct VulkanBackend::State {
           };
           const auto t0 = std::chrono::steady_clock::now();
           if (budget.warmup) batch(budget.warmup);
+          while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < budget.warmup_seconds)
+            batch(64);
+          const auto timed0 = std::chrono::steady_clock::now();
           for (uint32_t n = 1; out.size() < budget.max_reps; n = std::min(2 * n, 64u)) {
-            const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - timed0).count();
             if (out.size() >= budget.min_reps && spent >= budget.max_seconds) break;
             for (double t : batch(std::min<uint32_t>(n, budget.max_reps - uint32_t(out.size())))) out.push_back(t);
           }

@@ -471,6 +471,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
 
   if (timing)
     head["timing"] = {{"warmup", timing->warmup},
+                      {"warmupMs", timing->warmup_seconds * 1000},
                       {"minReps", timing->min_reps},
                       {"maxReps", timing->max_reps},
                       {"maxMs", timing->max_seconds * 1000}};

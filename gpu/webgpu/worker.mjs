@@ -368,8 +368,11 @@ async function timeChain(device, chain, timing, made) {
     for (let r = 0; r < reps; ++r) out.push(Number(stamps[2 * r + 1] - stamps[2 * r]) * 1e-9);  // ns; may be <= 0: the C++ side refuses it
     return out;
   };
-  const t0 = performance.now();
+  let t0 = performance.now();
   for (let left = timing.warmup; left > 0; left -= TIMING_BATCH_MAX) await batch(Math.min(left, TIMING_BATCH_MAX));
+  // A GPU at rest clocks up only after a while of work (TimingBudget::warmup_seconds).
+  while (performance.now() - t0 < (timing.warmupMs ?? 0)) await batch(TIMING_BATCH_MAX);
+  t0 = performance.now();
   const seconds = [];
   for (let n = 1; seconds.length < timing.maxReps; n = Math.min(2 * n, TIMING_BATCH_MAX)) {
     if (seconds.length >= timing.minReps && performance.now() - t0 >= timing.maxMs) break;
