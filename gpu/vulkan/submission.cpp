@@ -8,6 +8,17 @@ namespace ts::vk {
 
 namespace {
 
+// One step of a plan into the command buffer: its pipeline, descriptor set, push constants, dispatch
+// (the checked run and bench's timed repetitions record the same commands).
+void record_dispatch(const Device& dev, VkCommandBuffer cmd, const Step& st, VkDescriptorSet set) {
+  dev.fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st.pipeline->pipeline);
+  dev.fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st.pipeline->layout, 0, 1, &set, 0, nullptr);
+  if (!st.push.empty())
+    dev.fn.vkCmdPushConstants(cmd, st.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(st.push.size()),
+                              st.push.data());
+  dev.fn.vkCmdDispatch(cmd, st.grid.groups[0], st.grid.groups[1], st.grid.groups[2]);
+}
+
 // Whole 16-byte texels: kernels may reach 8/16-bit data through 32-bit accesses, layout accessors
 // read a buffer's data as 4-lane texels, and an empty tensor still needs a buffer to bind.
 VkDeviceSize round16(VkDeviceSize n) { return (n + 15) & ~VkDeviceSize(15); }
@@ -180,13 +191,7 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& st = steps[i];
     if (i) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
-    dev_.fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st.pipeline->pipeline);
-    dev_.fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st.pipeline->layout, 0, 1, &sets[i], 0,
-                                    nullptr);
-    if (!st.push.empty())
-      dev_.fn.vkCmdPushConstants(cmd, st.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(st.push.size()),
-                                 st.push.data());
-    dev_.fn.vkCmdDispatch(cmd, st.grid.groups[0], st.grid.groups[1], st.grid.groups[2]);
+    record_dispatch(dev_, cmd, st, sets[i]);
     std::vector<size_t> snap;
     std::vector<VkImage> snap_images;
     for (auto [binding, index] : st.bindings) {
@@ -283,13 +288,7 @@ VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps)
     for (size_t i = 0; i < steps.size(); ++i) {
       const Step& st = steps[i];
       if (i) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
-      dev_.fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st.pipeline->pipeline);
-      dev_.fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st.pipeline->layout, 0, 1, &sets_[i], 0,
-                                      nullptr);
-      if (!st.push.empty())
-        dev_.fn.vkCmdPushConstants(cmd, st.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                                   uint32_t(st.push.size()), st.push.data());
-      dev_.fn.vkCmdDispatch(cmd, st.grid.groups[0], st.grid.groups[1], st.grid.groups[2]);
+      record_dispatch(dev_, cmd, st, sets_[i]);
     }
     dev_.fn.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2 * r + 1);
   }
