@@ -51,6 +51,14 @@ SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t ctx) {
   return g;
 }
 
+// The partial's shared arrays, sized for the plan: SCMAX floats of scores, QSTAGE staged query
+// texels. Two sizes only, so that the sweep compiles few variants: decode's blocks of a few GQA
+// heads get 4 KB of scores (16 KB, prefill's, would cap a large GPU's workgroups per multiprocessor).
+std::vector<std::string> split_defines(const SplitGeometry& g) {
+  if (g.qblock * g.chunk <= 1024) return {"SCMAX=1024", "QSTAGE=256"};
+  return {cat("SCMAX=", kSplitScores), "QSTAGE=512"};
+}
+
 Problem make(const Case& c) {
   const int64_t B = c.get("B", 1), S = c.get("S"), Hq = c.get("Hq"), Hkv = c.get("Hkv"), D = c.get("D");
   const int64_t pos = c.get("pos", 0), Cmax = c.get("Cmax", std::max<int64_t>(pos, 0) + S + 4), Hc = c.get("Hc", Hkv), Dc = c.get("Dc", D);
@@ -238,10 +246,11 @@ double flops(const Problem& p) {
 }
 
 // update_cache -> QK scores -> softmax (in place) -> AV, in one submission. `impl` picks the QK and
-// AV kernels: one output element per invocation (naive) or a 4x4 register tile (tiled). split:
-// update_cache -> partial (scores, chunk softmax statistics and weighted V per chunk, in shared
-// memory) -> combine (rescales each chunk by exp(m_j - M) and normalises; 16 invocations per output
-// texel split the chunks, so that long contexts keep the GPU busy).
+// AV kernels: one output element per invocation (naive) or a 4x4 register tile (tiled). split: two
+// dispatches, partial (scores, chunk softmax statistics and weighted V per chunk, in shared memory;
+// this step's keys read from k and v) -> combine (rescales each chunk by exp(m_j - M) and
+// normalises; 16 invocations per output texel split the chunks, so that long contexts keep the GPU
+// busy; it also writes the new cache rows, which nothing reads after it).
 std::vector<Dispatch> plan(const Problem& p) {
   const Shape& q = p.inputs.at("q").shape;
   const uint64_t S = uint64_t(q[1]), Hq = uint64_t(q[2]), D4 = uint64_t(q[3]) / 4;
@@ -258,10 +267,10 @@ std::vector<Dispatch> plan(const Problem& p) {
     return d;
   };
   std::vector<Dispatch> v;
-  v.push_back(dispatch("sdpa_update_cache", S * Hkv * D4));
   if (impl == "split") {
     const SplitGeometry g = split_geometry(int64_t(S), int64_t(Hq), int64_t(Hkv), int64_t(ctx));
-    Dispatch part = dispatch("sdpa_split_partial", uint64_t(g.workgroups(int64_t(Hkv))) * kSplitWg);
+    Dispatch part = dispatch("sdpa_split_partial", uint64_t(g.workgroups(int64_t(Hkv))) * kSplitWg,
+                             split_defines(g));
     part.uniforms["chunk"] = double(g.chunk);
     part.uniforms["chunks"] = double(g.chunks);
     part.uniforms["qblocks"] = double(g.qblocks);
@@ -277,6 +286,7 @@ std::vector<Dispatch> plan(const Problem& p) {
     v.push_back(std::move(combine));
     return v;
   }
+  v.push_back(dispatch("sdpa_update_cache", S * Hkv * D4));
   const uint64_t s_tiles = div_up(S, kTile), c_tiles = div_up(ctx, kTile);
   if (impl == "naive") v.push_back(dispatch("sdpa_qk_naive", Hq * S * ctx));
   else v.push_back(dispatch("sdpa_qk_tiled", Hq * s_tiles * c_tiles, {"SKIP_MASKED_TILES=1"}));

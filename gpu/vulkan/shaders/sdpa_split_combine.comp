@@ -8,10 +8,18 @@
 // has few output texels (Hq * D / 4): one invocation per texel would leave most of a GPU idle.
 // out is a buffer or width-packed with W = D, D % 4 == 0: a texel is 4 consecutive head dims of one
 // row. Invocations of spare texels (past n) take part in the barriers and store nothing.
+// It also updates the caches: k_cache[pos + s] = k[s], v_cache[pos + s] = v[s] for s < S (a row is
+// Hkv*D values, rows contiguous; one invocation per 4 values, an exact copy: k and v, in any layout,
+// widen exactly to float32 and round back to the same values). The partial read those keys from k
+// and v and no earlier row of the caches is written, so this is the first point where it may.
 layout(std430, binding = 0) readonly buffer PO { vec4 part_o[]; };
 layout(std430, binding = 1) readonly buffer PML { vec2 part_ml[]; };
 TS_OUTPUT(out, 2)
-layout(push_constant) uniform Params { uint n; uint Hq; uint D4; uint pos; uint chunk; uint chunks; } pc;
+TS_INPUT(k, 3)
+TS_INPUT(v, 4)
+layout(std430, binding = 5) writeonly buffer KC { DTYPE4 k_cache[]; };
+layout(std430, binding = 6) writeonly buffer VC { DTYPE4 v_cache[]; };
+layout(push_constant) uniform Params { uint n; uint S; uint Hq; uint Hkv; uint D4; uint pos; uint chunk; uint chunks; } pc;
 
 const uint WG = 64u;  // = Dispatch::workgroup (reference/sdpa.cpp kSplitWg)
 const uint SL = 16u;  // invocations (chunk slices) per texel (kSplitSlices)
@@ -22,6 +30,11 @@ shared vec4 red_o[WG];
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
   uint l = gl_LocalInvocationIndex, k = l % SL, first = l - k, t = w * (WG / SL) + l / SL;
+  uint grid = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z * WG;
+  for (uint i = w * WG + l; i < pc.S * pc.Hkv * pc.D4; i += grid) {
+    k_cache[pc.pos * pc.Hkv * pc.D4 + i] = FROM_VEC4(k_at4(4u * i));
+    v_cache[pc.pos * pc.Hkv * pc.D4 + i] = FROM_VEC4(v_at4(4u * i));
+  }
   uint b = 0u, d4 = 0u, nv = 0u;
   if (t < pc.n) {
     uint f = out_flat(t, 0u), D = 4u * pc.D4, r = f / D, s = r / pc.Hq;

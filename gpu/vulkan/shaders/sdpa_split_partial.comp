@@ -7,34 +7,49 @@
 // in [c0, c0 + chunk), c0 = j * chunk; query (h, s) sees c <= pos + s and skips the rest (weight 0
 // exactly, never an exp). Per query:
 //   m = max_c s_c (MASKED if it sees none),  e_c = exp(s_c - m),  l = sum_c e_c,
-//   part_o[row, j, :] = sum_c e_c v_cache[c, kvh, :],  part_ml[row, j] = (m, l),  row = s*Hq + h,
+//   part_o[row, j, :] = sum_c e_c v[c, kvh, :],  part_ml[row, j] = (m, l),  row = s*Hq + h,
 // everything float32 (float16 / bfloat16 only in storage). A chunk past a query's limit still
 // writes (MASKED, 0) and zeros, so the scratch is fully written (sdpa_split_combine never reads it).
-// 1. Scores: invocation l takes (query, key) pairs l, l + 64, ... (key fastest): a dot product of
-//    4-wide texels over the head dim; the queries of one key re-read its row from cache. The
-//    chunk's scores go to shared memory. Pairs rather than keys keep every invocation busy when the
-//    chunk is shorter than the workgroup (decode: chunks of 32 keys, to have many workgroups).
+// The updated caches are never read: keys c < pos come from the caches, keys c >= pos (this step's
+// rows) straight from k and v (the same values: the cache store is exact), and sdpa_split_combine
+// writes those rows into the caches. So no dispatch of its own updates the caches (one dispatch
+// fewer: a fixed cost that dominated short contexts).
+// 1. Scores: an invocation takes one key and every qs-th query of the block (qs = 64 / chunk, at
+//    least 1, at most the block: every invocation busy when chunks are short; at least nq / QPT, so
+//    that it holds at most QPT queries' sums; larger blocks re-read the key from cache), holds KB texels of
+//    the key's cached row at once (KB loads in flight: decode is bound by memory latency) and adds
+//    their dot products with each query in head-dim order. The queries are staged in shared memory,
+//    in slices of the head dim when they do not fit whole (long heads, prefill's 32 queries).
 // 2. Max and sum per query: P = 64 / qblock invocations per query over strided parts of the chunk
 //    (part k: keys k, k + P, ...), then one adds the P in order (shared memory: no subgroup size
 //    assumed; lavapipe has 8, NVIDIA 32).
-// 3. Weighted V: invocation l takes (query, head-dim texel) pairs l, l + 64, ...: consecutive
-//    invocations read consecutive texels of one V row (coalesced); the queries re-read it from cache.
+// 3. Weighted V: an invocation takes one head-dim texel and every qv-th query (qv = 64 / D4, at
+//    least 1, at most the block, at least nq / QPT): consecutive invocations read consecutive texels of a V row
+//    (coalesced), KB cached keys' texels at once, each feeding all the invocation's queries; every
+//    query adds its keys in key order. This step's keys (from k, v) come one at a time, last.
+// The plan sizes the shared arrays: SCMAX >= qblock * chunk scores (decode gets a small one: more
+// workgroups fit on a multiprocessor), QSTAGE >= 32 staged query texels. QPT and KB are small: the
+// unrolled QPT x KB loops' size is what a CPU device's compile time grows with.
 // Barriers are in uniform control flow: every loop bound around a barrier is workgroup-uniform.
 TS_INPUT(q, 0)
-TS_INPUT(k_cache, 1)
-TS_INPUT(v_cache, 2)
-layout(std430, binding = 3) writeonly buffer PO { vec4 part_o[]; };
-layout(std430, binding = 4) writeonly buffer PML { vec2 part_ml[]; };
+TS_INPUT(k, 1)
+TS_INPUT(v, 2)
+layout(std430, binding = 3) readonly buffer KC { DTYPE4 k_cache[]; };
+layout(std430, binding = 4) readonly buffer VC { DTYPE4 v_cache[]; };
+layout(std430, binding = 5) writeonly buffer PO { vec4 part_o[]; };
+layout(std430, binding = 6) writeonly buffer PML { vec2 part_ml[]; };
 layout(push_constant) uniform Params {
   uint S; uint Hq; uint Hkv; uint D4; uint pos; float scale; uint chunk; uint chunks; uint qblocks; uint qblock;
 } pc;
 
-const uint WG = 64u;       // = Dispatch::workgroup (reference/sdpa.cpp kSplitWg)
-const uint QMAX = 32u;     // the longest query block; qblock is a power of two <= 32
-const uint SCMAX = 4096u;  // qblock * chunk <= SCMAX (kSplitScores)
+const uint WG = 64u;   // = Dispatch::workgroup (reference/sdpa.cpp kSplitWg)
+const uint QMAX = 32u; // the longest query block; qblock is a power of two <= 32
+const uint QPT = 4u;   // queries an invocation accumulates
+const uint KB = 4u;    // K / V row texels loaded before their first use (loads in flight)
 const float MASKED = -1.0e30;
 
 shared float sc[SCMAX];  // [query][key], row stride chunk: scores, then weights
+shared vec4 qsh[QSTAGE];  // [query][texel of the slice]
 shared float red[WG];
 shared float stat_m[QMAX], stat_l[QMAX];
 
@@ -49,6 +64,9 @@ uint seen_of(uint i) {
   uint n = pc.pos + (q0 + min(i, nq - 1u)) / G + 1u;
   return n > c0 ? min(pc.chunk, n - c0) : 0u;
 }
+// Texel d4 of this step's key c >= pos in k / v; earlier keys' in the caches (row c of kvh).
+uint fresh_at(uint c, uint d4) { return 4u * (((c - pc.pos) * pc.Hkv + kvh) * pc.D4 + d4); }
+uint cached_at(uint c, uint d4) { return (c * pc.Hkv + kvh) * pc.D4 + d4; }
 
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
@@ -61,12 +79,39 @@ void main() {
   nq = min(pc.qblock, pc.S * G - q0);
   c0 = j * pc.chunk;
   uint nk = seen_of(nq - 1u);  // the last query sees furthest
-
-  for (uint t = l; t < nq * nk; t += WG) {
-    uint i = t / nk, c = t % nk, kb = ((c0 + c) * pc.Hkv + kvh) * pc.D4, qb = row_of(i) * pc.D4;
-    float acc = 0.0;
-    for (uint d4 = 0u; d4 < pc.D4; ++d4) acc += dot(q_at4(4u * (qb + d4)), k_cache_at4(4u * (kb + d4)));
-    sc[i * pc.chunk + c] = c < seen_of(i) ? pc.scale * acc : MASKED;
+  uint qs = max(clamp(WG / pc.chunk, 1u, nq), (nq + QPT - 1u) / QPT), ds = min(QSTAGE / nq, pc.D4);
+  for (uint t0 = 0u; t0 < qs * nk; t0 += WG) {
+    uint t = t0 + l, c = t % nk, g = t / nk;
+    bool mine = t < qs * nk, fresh = c0 + c >= pc.pos;
+    float acc[QPT];
+    for (uint a = 0u; a < QPT; ++a) acc[a] = 0.0;
+    for (uint s0 = 0u; s0 < pc.D4; s0 += ds) {
+      uint sn = min(ds, pc.D4 - s0);
+      barrier();  // the previous slice was read
+      for (uint x = l; x < nq * sn; x += WG) qsh[x] = q_at4(4u * (row_of(x / sn) * pc.D4 + s0 + x % sn));
+      barrier();
+      if (mine && fresh) {
+        for (uint d = 0u; d < sn; ++d) {
+          vec4 kt = k_at4(fresh_at(c0 + c, s0 + d));
+          for (uint a = 0u; a < QPT; ++a)
+            if (g + a * qs < nq) acc[a] += dot(qsh[(g + a * qs) * sn + d], kt);
+        }
+      } else if (mine) {
+        uint kb = cached_at(c0 + c, s0);
+        for (uint d0 = 0u; d0 < sn; d0 += KB) {
+          vec4 kk[KB];
+          for (uint u = 0u; u < KB; ++u) kk[u] = d0 + u < sn ? TO_VEC4(k_cache[kb + d0 + u]) : vec4(0.0);
+          for (uint a = 0u; a < QPT; ++a)
+            if (g + a * qs < nq)
+              for (uint u = 0u; u < KB; ++u)
+                if (d0 + u < sn) acc[a] += dot(qsh[(g + a * qs) * sn + d0 + u], kk[u]);
+        }
+      }
+    }
+    for (uint a = 0u; a < QPT; ++a) {
+      uint i = g + a * qs;
+      if (mine && i < nq) sc[i * pc.chunk + c] = c < seen_of(i) ? pc.scale * acc[a] : MASKED;
+    }
   }
   barrier();
 
@@ -95,11 +140,32 @@ void main() {
   }
   barrier();
 
-  for (uint t = l; t < nq * pc.D4; t += WG) {
-    uint i = t / pc.D4, d4 = t % pc.D4, n_i = seen_of(i);
-    vec4 acc = vec4(0.0);
-    for (uint c = 0u; c < n_i; ++c) acc += sc[i * pc.chunk + c] * v_cache_at4(4u * (((c0 + c) * pc.Hkv + kvh) * pc.D4 + d4));
-    part_o[(row_of(i) * pc.chunks + j) * pc.D4 + d4] = acc;
+  uint qv = max(clamp(WG / pc.D4, 1u, nq), (nq + QPT - 1u) / QPT);
+  for (uint t = l; t < qv * pc.D4; t += WG) {
+    uint d4 = t % pc.D4, g = t / pc.D4;
+    vec4 acc[QPT];
+    uint na[QPT];
+    for (uint a = 0u; a < QPT; ++a) {
+      acc[a] = vec4(0.0);
+      na[a] = g + a * qv < nq ? seen_of(g + a * qv) : 0u;
+    }
+    uint nc = pc.pos > c0 ? min(nk, pc.pos - c0) : 0u;  // cached keys, then this step's
+    for (uint c = 0u; c < nc; c += KB) {
+      vec4 vv[KB];
+      for (uint u = 0u; u < KB; ++u) vv[u] = c + u < nc ? TO_VEC4(v_cache[cached_at(c0 + c + u, d4)]) : vec4(0.0);
+      for (uint a = 0u; a < QPT; ++a)
+        for (uint u = 0u; u < KB; ++u)
+          if (c + u < min(na[a], nc)) acc[a] += sc[(g + a * qv) * pc.chunk + c + u] * vv[u];
+    }
+    for (uint c = nc; c < nk; ++c) {
+      vec4 vt = v_at4(fresh_at(c0 + c, d4));
+      for (uint a = 0u; a < QPT; ++a)
+        if (c < na[a]) acc[a] += sc[(g + a * qv) * pc.chunk + c] * vt;
+    }
+    for (uint a = 0u; a < QPT; ++a) {
+      uint i = g + a * qv;
+      if (i < nq) part_o[(row_of(i) * pc.chunks + j) * pc.D4 + d4] = acc[a];
+    }
   }
   if (l < nq) part_ml[row_of(l) * pc.chunks + j] = vec2(stat_m[l], stat_l[l]);
 }
