@@ -5,13 +5,19 @@
 // k + 16, ... in order, the slices' sums are added in slice order through workgroup memory (the max
 // is exact in any order). A texel (buffer or width-packed, W = D % 4 == 0) is 4 consecutive head
 // dims of one row. Invocations of spare texels take part in the barriers and store nothing.
+// It also writes this step's cache rows, k_cache[pos + s] = k[s], v_cache[pos + s] = v[s] (the
+// partial read them from k and v, never from the caches), an exact copy as in the Vulkan kernel.
 // Bindings (gpu/webgpu/PROTOCOL.md): `out_` is tensor out (TS_OUTPUT, gpu/ACCESSORS.md); each
 // storage array binds the tensor of its name; `pc` takes the plan's uniforms by member name.
 @group(0) @binding(0) var<storage, read> part_o : array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> part_ml : array<vec2<f32>>;
 TS_OUTPUT(out_, 2)
-struct Params { n: u32, Hq: u32, D4: u32, pos: u32, chunk: u32, chunks: u32 }
-@group(0) @binding(3) var<uniform> pc : Params;
+TS_INPUT(k, 3)
+TS_INPUT(v, 4)
+TS_OUTPUT(k_cache, 5)
+TS_OUTPUT(v_cache, 6)
+struct Params { n: u32, S: u32, Hq: u32, Hkv: u32, D4: u32, pos: u32, chunk: u32, chunks: u32 }
+@group(0) @binding(7) var<uniform> pc : Params;
 
 const SL = 16u;  // invocations (chunk slices) per texel; WG = 64 (reference/sdpa.cpp kSplitWg)
 const MASKED = -1.0e30;
@@ -23,6 +29,11 @@ var<workgroup> red_o : array<vec4<f32>, 64>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) l: u32) {
   let w = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
+  let grid = nwg.x * nwg.y * nwg.z * WG;
+  for (var i = w * WG + l; i < pc.S * pc.Hkv * pc.D4; i += grid) {
+    k_cache_store(pc.pos * pc.Hkv * pc.D4 + i, k_at4(4u * i));
+    v_cache_store(pc.pos * pc.Hkv * pc.D4 + i, v_at4(4u * i));
+  }
   let k = l % SL;
   let first = l - k;
   let t = w * (WG / SL) + l / SL;
