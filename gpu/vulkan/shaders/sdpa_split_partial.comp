@@ -45,7 +45,7 @@ layout(push_constant) uniform Params {
 const uint WG = 64u;   // = Dispatch::workgroup (reference/sdpa.cpp kSplitWg)
 const uint QMAX = 32u; // the longest query block; qblock is a power of two <= 32
 const uint QPT = 4u;   // queries an invocation accumulates
-const uint KB = 4u;    // K / V row texels loaded before their first use (loads in flight)
+const uint KB = 8u;    // K / V row texels loaded before their first use (loads in flight)
 const float MASKED = -1.0e30;
 
 shared float sc[SCMAX];  // [query][key], row stride chunk: scores, then weights

@@ -27,7 +27,7 @@ struct Params {
 
 // WG = 64 (reference/sdpa.cpp kSplitWg); qblock is a power of two <= 32; qblock * chunk <= SCMAX.
 const QPT = 4u;  // queries an invocation accumulates
-const KB = 4u;   // K / V row texels loaded before their first use
+const KB = 8u;   // K / V row texels loaded before their first use
 const MASKED = -1.0e30;
 
 var<workgroup> sc : array<f32, SCMAX>;  // [query][key], row stride chunk: scores, then weights
