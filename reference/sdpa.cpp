@@ -21,7 +21,7 @@ constexpr int64_t kTile = 4;  // the tiled kernels' register tile: 4x4 (QK) and 
 constexpr uint32_t kSplitWg = 64;        // = the kernels' WG
 constexpr int64_t kSplitMaxQueries = 32; // the longest query block
 constexpr int64_t kSplitMaxChunk = 256;  // the longest chunk
-constexpr int64_t kSplitScores = 4096;   // = the partial kernel's SCMAX: qblock * chunk weights in shared memory
+constexpr int64_t kSplitScores = 4096;   // the largest SCMAX (split_defines): qblock * chunk weights in shared memory
 constexpr uint64_t kSplitSlices = 16;    // = the combine's SL: invocations sharing one output texel's chunks
 
 struct SplitGeometry {
@@ -32,11 +32,12 @@ struct SplitGeometry {
 // Query blocks of all S * G rows of a kv head up to 32 (a power of two, so that the 64 invocations
 // split evenly among the block's queries in the reductions): decode blocks are the G heads that share
 // one kv head, prefill blocks reuse each K/V row for 32 queries. Chunks of 32 keys where that leaves
-// at most 2,048 workgroups (a large GPU holds ~16 of 64 invocations per multiprocessor: latency
-// hidden by many loads in flight; ctx 4096, Hkv 8 decode gives 1,024), else longer chunks, up to
-// 256 and qblock * chunk <= 4096, so that the partial results the combine reads stay a small
-// fraction of the K/V bytes (ctx 32768 decode: 256 chunks of 128; 4 MiB of partial outputs written
-// and read again beside 134 MB of float16 K/V).
+// at most 512 workgroups, else longer chunks, up to 256 and qblock * chunk <= 4096. Measured on an
+// H100 (Vulkan, Hq 32, Hkv 8, D 128, float16 decode): at ctx 4096 chunks of 16 / 32 / 64 / 128
+// keys (2,048 / 1,024 / 512 / 256 workgroups) took 55 / 41 / 33 / 49 us, at ctx 32768 chunks of
+// 128 / 256 took 199 / 193 us: more chunks shorten each workgroup's chain of loads but lengthen
+// the combine's, which reads every chunk's partial output (ctx 32768: 128 chunks of 256, 2 MiB of
+// partial outputs written and read again beside 134 MB of float16 K/V).
 SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t ctx) {
   SplitGeometry g;
   const int64_t rows = S * (Hq / Hkv);
@@ -45,7 +46,7 @@ SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t ctx) {
   g.qblocks = (rows + g.qblock - 1) / g.qblock;
   g.chunk = 32;
   auto chunks = [&] { return (ctx + g.chunk - 1) / g.chunk; };
-  while (g.chunk < kSplitMaxChunk && 2 * g.chunk * g.qblock <= kSplitScores && chunks() * g.qblocks * Hkv > 2048)
+  while (g.chunk < kSplitMaxChunk && 2 * g.chunk * g.qblock <= kSplitScores && chunks() * g.qblocks * Hkv > 512)
     g.chunk *= 2;
   g.chunks = chunks();
   return g;
