@@ -10,8 +10,9 @@
 // row. Invocations of spare texels (past n) take part in the barriers and store nothing.
 // It also updates the caches: k_cache[pos + s] = k[s], v_cache[pos + s] = v[s] for s < S (a row is
 // Hkv*D values, rows contiguous; one invocation per 4 values, an exact copy: k and v, in any layout,
-// widen exactly to float32 and round back to the same values). The partial read those keys from k
-// and v and no earlier row of the caches is written, so this is the first point where it may.
+// widen exactly to float32 and round back to the same values). The partial reads those keys from k
+// and v, never from the caches, so the rows may be written once it is done (this dispatch), which
+// spares the update a dispatch of its own.
 layout(std430, binding = 0) readonly buffer PO { vec4 part_o[]; };
 layout(std430, binding = 1) readonly buffer PML { vec2 part_ml[]; };
 TS_OUTPUT(out, 2)
