@@ -83,23 +83,25 @@ void main() {
   c0 = j * pc.chunk;
   uint nk = seen_of(nq - 1u);  // the last query sees furthest
   uint qs = max(clamp(WG / pc.chunk, 1u, nq), (nq + QPT - 1u) / QPT), ds = min(QSTAGE / nq, pc.D4);
-  for (uint t0 = 0u; t0 < qs * nk; t0 += WG) {
-    uint t = t0 + l, c = t % nk, g = t / nk;
-    bool mine = t < qs * nk, fresh = c0 + c >= pc.pos;
-    float acc[QPT];
-    for (uint a = 0u; a < QPT; ++a) acc[a] = 0.0;
-    for (uint s0 = 0u; s0 < pc.D4; s0 += ds) {
-      uint sn = min(ds, pc.D4 - s0);
-      barrier();  // the previous slice was read
-      for (uint x = l; x < nq * sn; x += WG) qsh[x] = q_at4(4u * (row_of(x / sn) * pc.D4 + s0 + x % sn));
-      barrier();
-      if (mine && fresh) {
+  // Slices outside, keys inside: each slice is staged once; a key's partial sums wait in sc between
+  // slices (its invocation is the same in every slice), scaled and masked after the last.
+  for (uint s0 = 0u; s0 < (nk > 0u ? pc.D4 : 0u); s0 += ds) {
+    uint sn = min(ds, pc.D4 - s0);
+    bool last = s0 + sn == pc.D4;
+    barrier();  // the previous slice was read
+    for (uint x = l; x < nq * sn; x += WG) qsh[x] = q_at4(4u * (row_of(x / sn) * pc.D4 + s0 + x % sn));
+    barrier();
+    for (uint t = l; t < qs * nk; t += WG) {
+      uint c = t % nk, g = t / nk;
+      float acc[QPT];
+      for (uint a = 0u; a < QPT; ++a) acc[a] = s0 > 0u && g + a * qs < nq ? sc[(g + a * qs) * pc.chunk + c] : 0.0;
+      if (c0 + c >= pc.pos) {
         for (uint d = 0u; d < sn; ++d) {
           vec4 kt = k_at4(fresh_at(c0 + c, s0 + d));
           for (uint a = 0u; a < QPT; ++a)
             if (g + a * qs < nq) acc[a] += dot(qsh[(g + a * qs) * sn + d], kt);
         }
-      } else if (mine) {
+      } else {
         uint kb = cached_at(c0 + c, s0);
         for (uint d0 = 0u; d0 < sn; d0 += KB) {
           vec4 kk[KB];
@@ -110,10 +112,10 @@ void main() {
                 if (d0 + u < sn) acc[a] += dot(qsh[(g + a * qs) * sn + d0 + u], kk[u]);
         }
       }
-    }
-    for (uint a = 0u; a < QPT; ++a) {
-      uint i = g + a * qs;
-      if (mine && i < nq) sc[i * pc.chunk + c] = c < seen_of(i) ? pc.scale * acc[a] : MASKED;
+      for (uint a = 0u; a < QPT; ++a) {
+        uint i = g + a * qs;
+        if (i < nq) sc[i * pc.chunk + c] = !last ? acc[a] : c < seen_of(i) ? pc.scale * acc[a] : MASKED;
+      }
     }
   }
   barrier();

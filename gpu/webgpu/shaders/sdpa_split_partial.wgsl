@@ -68,27 +68,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
   let qs = max(clamp(WG / pc.chunk, 1u, nq), (nq + QPT - 1u) / QPT);
   let ds = min(QSTAGE / nq, pc.D4);
-  for (var t0 = 0u; t0 < qs * nk; t0 += WG) {
-    let t = t0 + l;
-    let mine = t < qs * nk;
-    let c = t % max(nk, 1u);
-    let g = t / max(nk, 1u);
-    let fresh = c0 + c >= pc.pos;
-    var acc : array<f32, QPT>;
-    for (var a = 0u; a < QPT; a++) { acc[a] = 0.0; }
-    for (var s0 = 0u; s0 < pc.D4; s0 += ds) {
-      let sn = min(ds, pc.D4 - s0);
-      workgroupBarrier();  // the previous slice was read
-      for (var x = l; x < nq * sn; x += WG) { qsh[x] = q_at4(4u * (row_of(blk, x / sn) * pc.D4 + s0 + x % sn)); }
-      workgroupBarrier();
-      if (mine && fresh) {
+  // Slices outside, keys inside: each slice is staged once; a key's partial sums wait in sc between
+  // slices (its invocation is the same in every slice), scaled and masked after the last.
+  let nd = select(0u, pc.D4, nk > 0u);
+  for (var s0 = 0u; s0 < nd; s0 += ds) {
+    let sn = min(ds, pc.D4 - s0);
+    let last = s0 + sn == pc.D4;
+    workgroupBarrier();  // the previous slice was read
+    for (var x = l; x < nq * sn; x += WG) { qsh[x] = q_at4(4u * (row_of(blk, x / sn) * pc.D4 + s0 + x % sn)); }
+    workgroupBarrier();
+    for (var t = l; t < qs * nk; t += WG) {
+      let c = t % nk;
+      let g = t / nk;
+      var acc : array<f32, QPT>;
+      for (var a = 0u; a < QPT; a++) {
+        acc[a] = 0.0;
+        if (s0 > 0u && g + a * qs < nq) { acc[a] = sc[(g + a * qs) * pc.chunk + c]; }
+      }
+      if (c0 + c >= pc.pos) {
         for (var d = 0u; d < sn; d++) {
           let kt = k_at4(fresh_at(blk, c0 + c, s0 + d));
           for (var a = 0u; a < QPT; a++) {
             if (g + a * qs < nq) { acc[a] += dot(qsh[(g + a * qs) * sn + d], kt); }
           }
         }
-      } else if (mine) {
+      } else {
         for (var d0 = 0u; d0 < sn; d0 += KB) {
           var kk : array<vec4<f32>, KB>;
           for (var u = 0u; u < KB; u++) {
@@ -103,10 +107,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           }
         }
       }
-    }
-    for (var a = 0u; a < QPT; a++) {
-      let i = g + a * qs;
-      if (mine && i < nq) { sc[i * pc.chunk + c] = select(MASKED, pc.scale * acc[a], c < seen_of(blk, i)); }
+      for (var a = 0u; a < QPT; a++) {
+        let i = g + a * qs;
+        if (i < nq) {
+          sc[i * pc.chunk + c] = select(select(MASKED, pc.scale * acc[a], c < seen_of(blk, i)), acc[a], !last);
+        }
+      }
     }
   }
   workgroupBarrier();
