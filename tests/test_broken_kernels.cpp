@@ -13,11 +13,11 @@
 #include <cstdio>
 #include <iostream>
 
-#include "core/registry.h"
 #include "core/runner.h"
 #include "gpu/vulkan/vulkan_backend.h"
 #include "gpu/webgpu/webgpu_backend.h"
 #include "reference/ops.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 #include "tests/shrink_bug.h"
@@ -134,7 +134,7 @@ TEST(BrokenKernels, ScratchGuardBandsCatchAWritePastTheScores) {
 TEST(BrokenKernels, PropertyShrinksToTheSmallestRaggedCaseAndItsIdReproduces) {
   auto b = broken_backend(kSkipsRaggedTail);
   ASSERT_TRUE(b) << "Vulkan unavailable";
-  const std::string last_failing = test::shrunk_failure(*b, gen_rope_half(DType::f32, true));
+  const std::string last_failing = test::shrunk_failure(*b, gen_rope_half(rope_half_op(), DType::f32, true));
   ASSERT_FALSE(last_failing.empty()) << "the broken kernel was not caught";
   Case shrunk = Case::parse(last_failing);
   EXPECT_EQ(shrunk.get("D"), 2) << last_failing;  // the smallest D with D % 4 == 2
@@ -179,7 +179,7 @@ TEST_P(LayoutBugs, ShrinksToASmallCaseWhoseIdReproduces) {
   const LayoutBug& bug = GetParam();
   auto b = broken_backend(test::with_bug(kRopeHalf, bug.anchor, bug.line, bug.after));
   ASSERT_TRUE(b) << "Vulkan unavailable";
-  const std::string id = test::shrunk_failure(*b, gen_rope_half(DType::f32, true), bug.storage);
+  const std::string id = test::shrunk_failure(*b, gen_rope_half(rope_half_op(), DType::f32, true), bug.storage);
   ASSERT_FALSE(id.empty()) << bug.name << " was not caught";
   Case shrunk = Case::parse(id);
   EXPECT_EQ(shrunk.storage, bug.storage) << id;

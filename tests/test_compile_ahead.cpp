@@ -9,10 +9,10 @@
 #include <memory>
 #include <thread>
 
-#include "core/embedded.h"
-#include "core/registry.h"
 #include "core/runner.h"
+#include "gpu/embedded.h"
 #include "gpu/vulkan/vulkan_backend.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 #include "tools/backends.h"
 

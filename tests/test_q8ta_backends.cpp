@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "core/registry.h"
 #include "core/runner.h"
 #include "gpu/gpu_backend.h"
+#include "reference/registry.h"
 #include "tests/q8ta_fixture.h"
 #include "tests/shrink_bug.h"
 #include "tools/sweep.h"
@@ -176,7 +176,8 @@ class Q8taBugs : public Q8ta {
   void check(const Bug& bug) {
     auto b = broken({{bug.kernel, bug.splice}});
     ASSERT_TRUE(b);
-    const std::string id = test::shrunk_failure(*b, find_op(bug.op)->generator(DType::i8, true));
+    const OpDef& op = *find_op(bug.op);
+    const std::string id = test::shrunk_failure(*b, op.generator(op, DType::i8, true));
     ASSERT_FALSE(id.empty()) << bug.name << " was not caught";
     const Case shrunk = Case::parse(id);
     const CaseResult r = judge(prepare(shrunk), *b);

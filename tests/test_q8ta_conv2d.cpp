@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "core/registry.h"
+#include "reference/registry.h"
 #include "tests/q8ta_fixture.h"
 #include "tests/shrink_bug.h"
 #include "tools/sweep.h"
@@ -174,7 +174,7 @@ TEST_P(Q8taConv2d, BrokenKernelsAreCaughtShrunkAndReproduced) {
     SCOPED_TRACE(bug.name);
     auto b = broken({{bug.kernel, bug.splice}});
     ASSERT_TRUE(b);
-    const std::string id = test::shrunk_failure(*b, conv_op().generator(DType::i8, true));
+    const std::string id = test::shrunk_failure(*b, conv_op().generator(conv_op(), DType::i8, true));
     ASSERT_FALSE(id.empty()) << bug.name << " was not caught";
     const Case shrunk = Case::parse(id);
     const CaseResult r = judge(prepare(shrunk), *b);

@@ -8,9 +8,9 @@
 #include <random>
 
 #include "core/layout.h"
-#include "core/registry.h"
 #include "core/runner.h"
 #include "gpu/vulkan/vulkan_backend.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 #include "tools/sweep.h"

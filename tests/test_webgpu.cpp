@@ -10,13 +10,13 @@
 #include <iostream>
 #include <memory>
 
-#include "core/registry.h"
 #include "core/runner.h"
 #include "gpu/webgpu/webgpu_backend.h"
 #include "gpu/webgpu/wgsl_reflect.h"
-#include "tests/kernel_gap.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
+#include "tests/kernel_gap.h"
 
 namespace ts {
 namespace {

@@ -14,10 +14,10 @@
 #include <thread>
 
 #include "core/profile.h"
-#include "core/registry.h"
 #include "core/runner.h"
 #include "goldens/files.h"
 #include "reference/coverage.h"
+#include "reference/registry.h"
 #include "tools/check_run.h"
 #include "tools/commands.h"
 #include "tools/html_report.h"

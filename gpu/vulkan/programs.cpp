@@ -2,9 +2,9 @@
 
 #include <stdexcept>
 
-#include "core/embedded.h"
-#include "gpu/gpu_backend.h"
 #include "core/profile.h"
+#include "gpu/embedded.h"
+#include "gpu/gpu_backend.h"
 #include "gpu/kernel_source.h"
 #include "gpu/vulkan/compiler.h"
 

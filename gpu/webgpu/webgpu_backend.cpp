@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/contract.h"
-#include "core/embedded.h"
 #include "core/profile.h"
+#include "gpu/embedded.h"
 #include "gpu/kernel_source.h"
 #include "gpu/webgpu/locate.h"
 #include "gpu/webgpu/worker_process.h"
