@@ -279,6 +279,15 @@ Var accumulator_bad_value() {
                   "none", "one invalid scale or bias value (scales_valid, bias_range)");
 }
 
+Tensors int8_output(const std::string& output, const Shape& shape, const Requant& r) {
+  Tensor out(DType::i8, shape);
+  int8_t* o = reinterpret_cast<int8_t*>(out.bytes.data());
+  for (size_t i = 0; i < r.v.size(); ++i) o[i] = int8_t(requantize(r.v[i], r.zp));
+  Tensors t;
+  t.emplace(output, std::move(out));
+  return t;
+}
+
 Tolerance int8_tolerance(const std::string& output, const Shape& shape, const Requant& r) {
   auto elem = std::make_shared<Tensor>(DType::f64, shape);
   double* e = reinterpret_cast<double*>(elem->bytes.data());

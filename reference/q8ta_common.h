@@ -117,6 +117,8 @@ Requant linear_requant(const Problem& p);  // q8ta_linear.cpp
 Requant add_requant(const Problem& p);     // q8ta_add.cpp
 Requant conv2d_requant(const Problem& p);  // q8ta_conv2d.cpp
 
+// The reference's int8 output from its requantization terms: requantize(v, zp) element by element.
+Tensors int8_output(const std::string& output, const Shape& shape, const Requant& r);
 // The tolerance of an int8 output from its requantization terms: elem = slack(v, d, zp).
 Tolerance int8_tolerance(const std::string& output, const Shape& shape, const Requant& r);
 

@@ -207,13 +207,7 @@ Requant conv2d_requant(const Problem& p) {
 
 namespace {
 
-Tensors reference(const Problem& p) {
-  const Requant r = conv2d_requant(p);
-  Tensor out(DType::i8, geometry(p).out());
-  int8_t* o = reinterpret_cast<int8_t*>(out.bytes.data());
-  for (size_t i = 0; i < r.v.size(); ++i) o[i] = int8_t(requantize(r.v[i], r.zp));
-  return {{"out", std::move(out)}};
-}
+Tensors reference(const Problem& p) { return int8_output("out", geometry(p).out(), conv2d_requant(p)); }
 
 std::vector<BufferSpec> buffers(const Problem& p) {
   const Geom g = geometry(p);

@@ -36,23 +36,9 @@ const OpDef& add_op() { return *find_op("q8ta_add"); }
 // PASSes, every invalid one is REJECTED with the reference's rule.
 TEST_P(Q8ta, DefaultSweepPasses) {
   for (const OpDef* op : {&linear_op(), &add_op()}) {
-    const Sweep sweep(*op, DType::i8, 200, 1);
-    int pass = 0, rejected = 0;
-    for (int64_t k = 0; k < sweep.size(); ++k) {
-      const Expected e = prepare(sweep.at(k));
-      ASSERT_TRUE(e.error.empty()) << e.c.id() << ": " << e.error;
-      const CaseResult r = judge(e, dot());
-      if (e.violation) {
-        EXPECT_EQ(r.outcome, Outcome::rejected) << line(r);
-        EXPECT_EQ(r.rule, e.violation->rule) << line(r);
-        rejected += r.outcome == Outcome::rejected;
-      } else {
-        EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
-        pass += r.outcome == Outcome::pass;
-      }
-    }
-    EXPECT_GT(pass, 100) << op->name;
-    EXPECT_GT(rejected, 10) << op->name;
+    const SweepTally t = default_sweep(*op);
+    EXPECT_GT(t.pass(), 100) << op->name;
+    EXPECT_GT(t.rejected, 10) << op->name;
   }
 }
 
