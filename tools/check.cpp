@@ -93,6 +93,7 @@ class Lookahead {
       Case c = sweep.at(*k);
       if (!match || std::regex_search(c.id(), *match)) large_ = {*k, launch(std::move(c))};
     }
+    warm_sweep();
   }
 
   std::optional<Next> next() {
@@ -110,6 +111,7 @@ class Lookahead {
       }
       queue_.push_back(std::move(n));
     }
+    hand_over_warm();
     if (queue_.empty()) return std::nullopt;
     Next n = std::move(queue_.front());
     queue_.pop_front();
@@ -127,6 +129,48 @@ class Lookahead {
   }
 
  private:
+  // Every kernel of the sweep is handed to the backends to compile ahead, not only those of the
+  // `depth` cases prepared ahead: on the H100 a cold pipeline takes ~0.25 s to create (NVIDIA's
+  // compiler), the run reaches a 16-case window's kernels long before they are made, and a sweep
+  // needs ~10-20 distinct ones. The cases are drawn here; their problems (inputs, no reference) are
+  // built on a worker thread and handed over by next() once all are built. A case that does not
+  // build, or breaks the contract, is left to its own run; the large case runs the kernels of the
+  // cases around it, so it is not built twice.
+  void warm_sweep() {
+    if (std::none_of(slots_.begin(), slots_.end(), [](const BackendSlot& s) { return s.backend != nullptr; })) return;
+    const std::optional<int64_t> large = sweep_.large_index();
+    std::vector<Case> cases;
+    for (int64_t k = 0; k < sweep_.size(); ++k) {
+      if ((index_ + uint64_t(k)) % o_.shards != o_.shard || k == large) continue;
+      Phase drawing("check: draw the case (generators)");
+      Case c = sweep_.at(k);
+      if (!match_ || std::regex_search(c.id(), *match_)) cases.push_back(std::move(c));
+    }
+    warm_ = std::async(std::launch::async, [cases = std::move(cases)] {
+      std::vector<Problem> problems;
+      for (const Case& c : cases) {
+        try {
+          const OpDef& op = *find_op(c.op);
+          AllocationLimit limit(kMaxCaseBytes);
+          Problem p = op.make(c);
+          if (!op.validate(p)) problems.push_back(std::move(p));
+        } catch (const std::exception&) {
+          // The case's own run reports it.
+        }
+      }
+      return problems;
+    });
+  }
+  void hand_over_warm() {
+    if (!warm_.valid() || warm_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    const std::vector<Problem> problems = warm_.get();
+    Phase ph("check: hand the sweep's kernels to compile ahead");
+    const OpDef& op = sweep_.op();
+    for (const Problem& p : problems)
+      for (BackendSlot& s : slots_)
+        if (s.backend) s.backend->warm(op, p);
+  }
+
   const Sweep& sweep_;
   const CheckOptions& o_;
   const std::optional<std::regex>& match_;
@@ -140,6 +184,7 @@ class Lookahead {
   int64_t k_ = 0;
   std::deque<Next> queue_;
   std::optional<std::pair<int64_t, std::shared_future<Expected>>> large_;  // started early
+  std::future<std::vector<Problem>> warm_;  // the sweep's problems, for warm_sweep()
 };
 
 // Shrinks each group's smallest drawn failure on its backend; the smaller failure it finds, if any,

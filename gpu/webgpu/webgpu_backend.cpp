@@ -275,7 +275,9 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
     const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
     if (!grid) continue;
     try {
-      shaders.push_back(shader_json(program(d, kernels_.get(d.kernel), dtype, tensors), d, grid->workgroup_size));
+      const Program& prog = program(d, kernels_.get(d.kernel), dtype, tensors);
+      if (prepared_.insert(cat(grid->workgroup_size, "\n", prog.code)).second)
+        shaders.push_back(shader_json(prog, d, grid->workgroup_size));
     } catch (const std::exception&) {
       // execute() meets it again and reports it as the case's outcome.
     }
@@ -292,6 +294,7 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
 
 void WebGpuBackend::start() {
   worker_.reset();
+  prepared_.clear();
   auto w = std::make_unique<WorkerProcess>(argv_);
   Frame f = w->call(FrameType::info, {}, std::chrono::milliseconds(options_.timeout_ms));
   if (f.type != FrameType::info) {

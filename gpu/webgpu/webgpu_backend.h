@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,9 @@ class WebGpuBackend : public GpuBackend {
   WebGpuOptions options_;
   std::vector<std::string> argv_;  // the worker's command line
   std::unique_ptr<webgpu::WorkerProcess> worker_;
+  // Shaders (workgroup size, WGSL text) this worker got in a PREPARE frame: check hands every case's
+  // kernels ahead, and most cases of a sweep share them.
+  std::set<std::string> prepared_;
   DeviceInfo info_;
   DeviceLimits limits_;
   uint64_t max_buffer_size_ = 0;  // maxBufferSize
