@@ -76,6 +76,24 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
 // pure (counter-based inputs, a thread_local allocation limit); drawing a case (RapidCheck) and
 // every call into a backend stay on this thread. At most `depth` cases are held at once, so memory
 // stays flat; a sweep's one large case is the only big one in flight.
+std::shared_future<Expected> launch(Case c) {
+  return std::async(std::launch::async, [c = std::move(c)] { return prepare(c); }).share();
+}
+
+// A sweep's large case (its index and its case being prepared), if this shard and --match run it.
+using LargeCase = std::optional<std::pair<int64_t, std::shared_future<Expected>>>;
+
+// The large case's float64 reference takes seconds, longer than the rest of its sweep on a GPU: each
+// is started when the sweep before it starts (the first with its own), so at most two are in memory.
+// `first`: the run position of the sweep's case 0.
+LargeCase start_large(const Sweep& sweep, uint64_t first, const CheckOptions& o, const std::optional<std::regex>& match) {
+  std::optional<int64_t> k = sweep.large_index();
+  if (!k || (first + uint64_t(*k)) % o.shards != o.shard) return std::nullopt;
+  Case c = sweep.at(*k);
+  if (match && !std::regex_search(c.id(), *match)) return std::nullopt;
+  return std::make_pair(*k, launch(std::move(c)));
+}
+
 class Lookahead {
  public:
   struct Next {
@@ -84,15 +102,11 @@ class Lookahead {
     std::shared_future<Expected> expected;  // not valid(): --match leaves the case out
     bool warmed = false;
   };
+  // `large`: the sweep's large case, started earlier (start_large).
   Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index,
-            std::vector<BackendSlot>& slots)
+            std::vector<BackendSlot>& slots, LargeCase large)
       : sweep_(sweep), o_(o), match_(match), index_(index), slots_(slots),
-        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)) {
-    // The large case's reference takes seconds: it is started now, while the edge cases before it run.
-    if (std::optional<int64_t> k = sweep.large_index(); k && (index + uint64_t(*k)) % o.shards == o.shard) {
-      Case c = sweep.at(*k);
-      if (!match || std::regex_search(c.id(), *match)) large_ = {*k, launch(std::move(c))};
-    }
+        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)), large_(std::move(large)) {
     warm_sweep();
   }
 
@@ -175,15 +189,11 @@ class Lookahead {
   const CheckOptions& o_;
   const std::optional<std::regex>& match_;
   uint64_t& index_;
-  static std::shared_future<Expected> launch(Case c) {
-    return std::async(std::launch::async, [c = std::move(c)] { return prepare(c); }).share();
-  }
-
   std::vector<BackendSlot>& slots_;
   const size_t depth_;
   int64_t k_ = 0;
   std::deque<Next> queue_;
-  std::optional<std::pair<int64_t, std::shared_future<Expected>>> large_;  // started early
+  LargeCase large_;
   std::future<std::vector<Problem>> warm_;  // the sweep's problems, for warm_sweep()
 };
 
@@ -295,11 +305,21 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     run.state = std::move(state);
     run.stop_reason = std::move(why);
   };
-  for (auto& [op, dtypes] : run.plan) {
-    for (DType t : dtypes) {
+  std::vector<std::pair<const OpDef*, DType>> sweeps;
+  for (auto& [op, dtypes] : run.plan)
+    for (DType t : dtypes) sweeps.emplace_back(op, t);
+  LargeCase next_large;
+  for (size_t j = 0; j < sweeps.size(); ++j) {
+    {
+      auto [op, t] = sweeps[j];
       if (stopped) break;
       const std::string label = cat(op->name, "/", dtype_name(t));
       Sweep sweep(*op, t, o.cases, o.seed);
+      LargeCase large = j == 0 ? start_large(sweep, index, o, match) : std::move(next_large);
+      next_large.reset();
+      if (j + 1 < sweeps.size())
+        next_large = start_large(Sweep(*sweeps[j + 1].first, sweeps[j + 1].second, o.cases, o.seed),
+                                 index + uint64_t(sweep.size()), o, match);
       for (auto& cls : expected_classes(*op)) run.coverage[op->name][cls] += 0;
       const size_t first = run.groups.size();
       for (auto& s : slots) {
@@ -322,7 +342,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
         run.groups.push_back(std::move(g));
       }
       auto last_progress = std::chrono::steady_clock::now();
-      Lookahead ahead(sweep, o, match, index, slots);
+      Lookahead ahead(sweep, o, match, index, slots, std::move(large));
       while (!stopped) {
         auto next = ahead.next();
         if (!next) break;
