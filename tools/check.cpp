@@ -106,7 +106,8 @@ class Lookahead {
   Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index,
             std::vector<BackendSlot>& slots, LargeCase large)
       : sweep_(sweep), o_(o), match_(match), index_(index), slots_(slots),
-        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)), large_(std::move(large)) {
+        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)), large_(std::move(large)),
+        first_(index) {
     warm_sweep();
   }
 
@@ -126,6 +127,7 @@ class Lookahead {
       queue_.push_back(std::move(n));
     }
     hand_over_warm();
+    warm_sweep();
     if (queue_.empty()) return std::nullopt;
     Next n = std::move(queue_.front());
     queue_.pop_front();
@@ -143,19 +145,24 @@ class Lookahead {
   }
 
  private:
-  // Every kernel of the sweep is handed to the backends to compile ahead, not only those of the
-  // `depth` cases prepared ahead: on the H100 a cold pipeline takes ~0.25 s to create (NVIDIA's
-  // compiler), the run reaches a 16-case window's kernels long before they are made, and a sweep
-  // needs ~10-20 distinct ones. The cases are drawn here; their problems (inputs, no reference) are
-  // built on a worker thread and handed over by next() once all are built. A case that does not
-  // build, or breaks the contract, is left to its own run; the large case runs the kernels of the
-  // cases around it, so it is not built twice.
+  // The kernels of the cases ahead are handed to the backends to compile, a chunk of kWarmChunk
+  // cases at a time (a default sweep's 200 in one), not only those of the `depth` cases prepared
+  // ahead: on the H100 a cold pipeline takes ~0.25 s to create (NVIDIA's compiler), the run reaches a
+  // 16-case window's kernels long before they are made, and a sweep needs ~10-20 distinct ones.
+  // The cases are drawn here; their problems (inputs, no reference) are built on a worker thread and
+  // handed over by next() once the chunk is built; the next chunk starts when the run is half a
+  // chunk from the warmed end. A case that does not build, or breaks the contract, is left to its
+  // own run; the large case runs the kernels of the cases around it, so it is not built twice.
+  static constexpr int64_t kWarmChunk = 256;
   void warm_sweep() {
+    if (warm_.valid() || warm_end_ >= sweep_.size() || k_ + kWarmChunk / 2 < warm_end_) return;
     if (std::none_of(slots_.begin(), slots_.end(), [](const BackendSlot& s) { return s.backend != nullptr; })) return;
     const std::optional<int64_t> large = sweep_.large_index();
     std::vector<Case> cases;
-    for (int64_t k = 0; k < sweep_.size(); ++k) {
-      if ((index_ + uint64_t(k)) % o_.shards != o_.shard || k == large) continue;
+    const int64_t from = warm_end_;
+    warm_end_ = std::min(sweep_.size(), from + kWarmChunk);
+    for (int64_t k = from; k < warm_end_; ++k) {
+      if ((first_ + uint64_t(k)) % o_.shards != o_.shard || k == large) continue;
       Phase drawing("check: draw the case (generators)");
       Case c = sweep_.at(k);
       if (!match_ || std::regex_search(c.id(), *match_)) cases.push_back(std::move(c));
@@ -194,7 +201,9 @@ class Lookahead {
   int64_t k_ = 0;
   std::deque<Next> queue_;
   LargeCase large_;
-  std::future<std::vector<Problem>> warm_;  // the sweep's problems, for warm_sweep()
+  std::future<std::vector<Problem>> warm_;  // a chunk's problems (warm_sweep)
+  int64_t warm_end_ = 0;                     // cases before it are warmed or being warmed
+  const uint64_t first_;                     // the run position of the sweep's case 0
 };
 
 // Shrinks each group's smallest drawn failure on its backend; the smaller failure it finds, if any,
