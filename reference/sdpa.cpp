@@ -13,7 +13,12 @@ namespace ts {
 namespace {
 
 const char* const kInputs[] = {"q", "k", "v", "k_cache", "v_cache"};
-constexpr int64_t kTile = 4;  // the tiled kernels' register tile: 4x4 (QK) and 4 rows x one vec4 (AV)
+// impl=tiled: sdpa_qk_tiled and sdpa_av_tiled are tiled GEMMs per kv head over its S*G query rows
+// (the G heads of a kv head share each K/V tile in shared memory); sdpa_softmax takes a row a
+// workgroup (naive's too).
+constexpr uint32_t kTiledWg = 256;   // = the kernels' WG
+constexpr uint64_t kTiledRows = 128; // = their TM: query rows a workgroup
+constexpr uint64_t kTiledCols = 64;  // = sdpa_qk_tiled's TN (keys) and sdpa_av_tiled's 4 * TD4 (head dims)
 
 // impl=split (flash-decoding, gpu/vulkan/shaders/sdpa_split_partial.comp): a workgroup of kSplitWg
 // invocations takes `qblock` query rows of one kv head (its GQA heads, then the next positions: they
@@ -277,12 +282,34 @@ std::vector<Dispatch> plan(const Problem& p) {
     v.push_back(std::move(combine));
     return v;
   }
-  const uint64_t s_tiles = div_up(S, kTile), c_tiles = div_up(ctx, kTile);
-  if (impl == "naive") v.push_back(dispatch("sdpa_qk_naive", Hq * S * ctx));
-  else v.push_back(dispatch("sdpa_qk_tiled", Hq * s_tiles * c_tiles, {"SKIP_MASKED_TILES=1"}));
-  v.push_back(dispatch("sdpa_softmax", Hq * S));
-  if (impl == "naive") v.push_back(dispatch("sdpa_av_naive", out_texels(p, "out", q)));  // one per texel
-  else v.push_back(dispatch("sdpa_av_tiled", Hq * s_tiles * D4));
+  // A workgroup's tile: kTiledRows query rows (s*G + g) of one kv head.
+  const uint64_t rtiles = div_up(S * (Hq / Hkv), kTiledRows);
+  auto tiled = [&](std::string kernel, uint64_t workgroups, std::vector<std::string> defines = {}) {
+    Dispatch d = dispatch(std::move(kernel), workgroups * kTiledWg, std::move(defines));
+    d.uniforms.erase("n");
+    d.uniforms["rtiles"] = double(rtiles);
+    d.workgroup = kTiledWg;
+    return d;
+  };
+  if (impl == "naive") {
+    v.push_back(dispatch("sdpa_qk_naive", Hq * S * ctx));
+  } else {
+    Dispatch qk = tiled("sdpa_qk_tiled", div_up(ctx, kTiledCols) * rtiles * Hkv, {"SKIP_MASKED_TILES=1"});
+    qk.uniforms["ctiles"] = double(div_up(ctx, kTiledCols));
+    v.push_back(std::move(qk));
+  }
+  Dispatch softmax = dispatch("sdpa_softmax", Hq * S * kTiledWg);  // a workgroup a row
+  softmax.uniforms["n"] = double(Hq * S);
+  softmax.workgroup = kTiledWg;
+  v.push_back(std::move(softmax));
+  if (impl == "naive") {
+    v.push_back(dispatch("sdpa_av_naive", out_texels(p, "out", q)));  // one per texel
+  } else {
+    const uint64_t dtiles = div_up(D4, kTiledCols / 4);
+    Dispatch av = tiled("sdpa_av_tiled", rtiles * dtiles * Hkv);
+    av.uniforms["dtiles"] = double(dtiles);
+    v.push_back(std::move(av));
+  }
   return v;
 }
 

@@ -1,41 +1,70 @@
-// sdpa AV (tiled): the output of sdpa_av_naive, 4 queries x 4 head dims per invocation: for the
-// invocation's (h, query tile s0 = 4*st, head-dim vec4 d4), i in [0, 4),
-//   out[s0+i, h, 4*d4 : 4*d4+4] = sum_{c < ctx} p[h, s0+i, c] * v_cache[c, kvh, 4*d4 : 4*d4+4].
-// Each context row's V is one load of 4 contiguous head-dim lanes (v_cache binds as a vec4 array,
-// D % 4 == 0), scaled by each query's weight; accumulation per lane in c order, float32. The 4 head
-// dims are one texel of out in its layouts (buffer, texture3d_w: gpu/ACCESSORS.md).
-// The context loop is a branch-free body over whole groups of 4 rows, then one checked ragged tail
-// of ctx % 4 rows. Queries past S read a clamped, valid score row and are not stored.
+// sdpa AV (tiled): the output of sdpa_av_naive as a tiled GEMM per kv head, with its rows r = s*G + g
+// (head h = kvh*G + g at position s, G = Hq / Hkv) as in sdpa_qk_tiled: the G heads of a kv head
+// share every V tile. Workgroup (row tile rt, head-dim tile dt, kvh), WG = 256 invocations,
+// computes rows r0 = TM*rt .. +TM, head-dim texels 16*dt .. +16 (64 head dims):
+//   out[s, h, d] = sum_{c < ctx} p[h, s, c] * v_cache[c, kvh, d].
+// The context goes in stages of KC keys: the workgroup loads the stage's weights (float32 scores)
+// and V rows into shared memory once, then invocation (tx, ty) = (l % 16, l / 16) accumulates rows
+// 4ty + i and TM/2 + 4ty + i (i < 4) times head-dim texel tx in registers, in c order, float32.
+// Causal: the softmax leaves weight 0 past each row's limit pos + s, so the loop ends at the
+// tile's last row's limit; keys past it in a stage load weight 0 and V 0 (exact zeros added).
+// Rows past S*G and texels past D4 compute zeros and are not stored. The 4 head dims are one
+// texel of out in its layouts (buffer, texture3d_w: gpu/ACCESSORS.md).
 layout(std430, binding = 0) readonly buffer SC { float scores[]; };
 layout(std430, binding = 1) readonly buffer VC { DTYPE4 v_cache[]; };
 TS_OUTPUT(out, 2)
-layout(push_constant) uniform Params { uint n; uint S; uint Hq; uint Hkv; uint D4; uint ctx; } pc;
+layout(push_constant) uniform Params { uint S; uint Hq; uint Hkv; uint D4; uint pos; uint ctx; uint rtiles; uint dtiles; } pc;
+
+const uint WG = 256u;  // = Dispatch::workgroup (reference/sdpa.cpp kTiledWg)
+const uint TM = 128u;  // rows a tile (kTiledRows)
+const uint TD4 = 16u;  // head-dim texels a tile
+const uint KC = 16u;   // keys a stage
+const uint PP = TM / 4u + 1u;  // weight row pitch in vec4s, padded against bank conflicts
+
+shared vec4 ps[KC * PP];   // [key][row / 4][row % 4]
+shared vec4 vs[KC * TD4];  // [key][texel]
 
 void main() {
-  uint id = ts_linear_id();
-  if (id >= pc.n) return;
-  uint s_tiles = (pc.S + 3) / 4;
-  uint d4 = id % pc.D4, rest = id / pc.D4, st = rest % s_tiles, h = rest / s_tiles;
-  uint s0 = st * 4, kvh = h / (pc.Hq / pc.Hkv);
-  uint vstride = pc.Hkv * pc.D4, vb = kvh * pc.D4 + d4;  // v_cache row stride and lane offset, in vec4s
-  uint pb[4];
-  for (uint i = 0; i < 4; ++i) pb[i] = (h * pc.S + min(s0 + i, pc.S - 1)) * pc.ctx;
-  vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
-  uint aligned = pc.ctx - pc.ctx % 4;
-  for (uint c = 0; c < aligned; c += 4) {
-    vec4 vv[4];
-    for (uint j = 0; j < 4; ++j) vv[j] = TO_VEC4(v_cache[(c + j) * vstride + vb]);
-    for (uint i = 0; i < 4; ++i) {
-      vec4 p = vec4(scores[pb[i] + c], scores[pb[i] + c + 1], scores[pb[i] + c + 2], scores[pb[i] + c + 3]);
-      acc[i] += p.x * vv[0];
-      acc[i] += p.y * vv[1];
-      acc[i] += p.z * vv[2];
-      acc[i] += p.w * vv[3];
+  uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
+  if (w >= pc.rtiles * pc.dtiles * pc.Hkv) return;  // a folded grid's spare workgroups, whole
+  uint l = gl_LocalInvocationIndex, tx = l % 16u, ty = l / 16u;
+  // The last row tiles, with the longest contexts, come first: the short ones fill in behind them.
+  uint rt = pc.rtiles - 1u - w % pc.rtiles, rest = w / pc.rtiles, dt = rest % pc.dtiles, kvh = rest / pc.dtiles;
+  uint G = pc.Hq / pc.Hkv, rows = pc.S * G, r0 = rt * TM, t0 = dt * TD4;
+  uint kend = min(pc.ctx, pc.pos + (min(r0 + TM, rows) - 1u) / G + 1u);  // uniform in the workgroup
+  uint vstride = pc.Hkv * pc.D4;  // v_cache row stride in vec4s
+
+  vec4 acc[8];  // acc[i]: row 4ty + i (i < 4) or TM/2 + 4ty + i - 4, head-dim texel t0 + tx
+  for (uint i = 0u; i < 8u; ++i) acc[i] = vec4(0.0);
+  for (uint c0 = 0u; c0 < kend; c0 += KC) {
+    // Weight e % KC of tile row e / KC: consecutive invocations read consecutive weights of a row.
+    for (uint e = l; e < TM * KC; e += WG) {
+      uint i = e / KC, c = c0 + e % KC, r = r0 + i;
+      float p = 0.0;
+      if (r < rows && c < kend) p = scores[((kvh * G + r % G) * pc.S + r / G) * pc.ctx + c];
+      ps[(e % KC) * PP + i / 4u][i % 4u] = p;
     }
+    {
+      uint c = c0 + l / TD4, t = t0 + l % TD4;  // WG = KC * TD4: one V texel per invocation
+      vs[l] = c < kend && t < pc.D4 ? TO_VEC4(v_cache[c * vstride + kvh * pc.D4 + t]) : vec4(0.0);
+    }
+    barrier();
+    for (uint c = 0u; c < KC; ++c) {
+      vec4 a0 = ps[c * PP + ty], a1 = ps[c * PP + TM / 8u + ty], b = vs[c * TD4 + tx];
+      acc[0] += a0.x * b;
+      acc[1] += a0.y * b;
+      acc[2] += a0.z * b;
+      acc[3] += a0.w * b;
+      acc[4] += a1.x * b;
+      acc[5] += a1.y * b;
+      acc[6] += a1.z * b;
+      acc[7] += a1.w * b;
+    }
+    barrier();
   }
-  for (uint c = aligned; c < pc.ctx; ++c) {
-    vec4 vv = TO_VEC4(v_cache[c * vstride + vb]);
-    for (uint i = 0; i < 4; ++i) acc[i] += scores[pb[i] + c] * vv;
+  if (t0 + tx >= pc.D4) return;
+  for (uint i = 0u; i < 8u; ++i) {
+    uint r = r0 + (i / 4u) * (TM / 2u) + 4u * ty + i % 4u;
+    if (r < rows) out_store(out_texel_of(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + t0 + tx)), acc[i]);
   }
-  for (uint i = 0; i < 4 && s0 + i < pc.S; ++i) out_store(out_texel_of(4u * (((s0 + i) * pc.Hq + h) * pc.D4 + d4)), acc[i]);
 }

@@ -1,23 +1,49 @@
-// sdpa softmax, in place over each score row r = (h, s), c < ctx:
-//   scores[r,c] = exp(scores[r,c] - m) / sum_c' exp(scores[r,c'] - m),   m = max_c scores[r,c].
+// sdpa softmax, in place over each score row r = (h, s) of ctx scores: query s sees keys c < n =
+// pos + s + 1 (causal), and
+//   scores[r,c] = exp(scores[r,c] - m) / sum_{c' < n} exp(scores[r,c'] - m),   m = max_{c < n} scores[r,c],
+//   scores[r,c] = 0                                                           for n <= c < ctx,
+// the masked scores never read (a masked weight is exactly 0, as exp(MASKED - m) was).
 // Subtracting the row max keeps every exp() in (0, 1] whatever the logits' size (an unstable
-// softmax overflows float32 once a score passes ~88.7); MASKED scores become exactly 0.
-// One invocation per row, float32.
+// softmax overflows float32 once a score passes ~88.7).
+// One workgroup of WG = 256 a row: invocation l takes keys l, l + WG, ...; the max and the sum are
+// reduced in shared memory (a tree: no subgroup size assumed), float32. Each invocation
+// normalises the weights it wrote itself.
 layout(std430, binding = 0) buffer SC { float scores[]; };
-layout(push_constant) uniform Params { uint n; uint ctx; } pc;
+layout(push_constant) uniform Params { uint n; uint S; uint pos; uint ctx; } pc;
+
+const uint WG = 256u;  // = Dispatch::workgroup (reference/sdpa.cpp kTiledWg)
+const float MASKED = -1.0e30;
+
+shared float red[WG];
 
 void main() {
-  uint r = ts_linear_id();
-  if (r >= pc.n) return;
-  uint b = r * pc.ctx;
-  float m = scores[b];
-  for (uint c = 1; c < pc.ctx; ++c) m = max(m, scores[b + c]);
+  uint r = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
+  if (r >= pc.n) return;  // a folded grid's spare workgroups, whole
+  uint l = gl_LocalInvocationIndex;
+  uint b = r * pc.ctx, seen = pc.pos + r % pc.S + 1u;
+  float m = MASKED;
+  for (uint c = l; c < seen; c += WG) m = max(m, scores[b + c]);
+  red[l] = m;
+  barrier();
+  for (uint k = WG / 2u; k > 0u; k /= 2u) {
+    if (l < k) red[l] = max(red[l], red[l + k]);
+    barrier();
+  }
+  m = red[0];
+  barrier();
   float sum = 0.0;
-  for (uint c = 0; c < pc.ctx; ++c) {
+  for (uint c = l; c < seen; c += WG) {
     float e = exp(scores[b + c] - m);
     scores[b + c] = e;
     sum += e;
   }
-  float inv = 1.0 / sum;  // sum >= 1: the max's own term is exp(0)
-  for (uint c = 0; c < pc.ctx; ++c) scores[b + c] *= inv;
+  red[l] = sum;
+  barrier();
+  for (uint k = WG / 2u; k > 0u; k /= 2u) {
+    if (l < k) red[l] += red[l + k];
+    barrier();
+  }
+  float inv = 1.0 / red[0];  // red[0] >= 1: the max's own term is exp(0)
+  for (uint c = l; c < seen; c += WG) scores[b + c] *= inv;
+  for (uint c = seen + l; c < pc.ctx; c += WG) scores[b + c] = 0.0;
 }

@@ -1,31 +1,48 @@
-// sdpa softmax, in place over each score row r = (h, s), c < ctx:
-//   scores[r,c] = exp(scores[r,c] - m) / sum_c' exp(scores[r,c'] - m),   m = max_c scores[r,c].
-// Subtracting the row max keeps every exp() in (0, 1] whatever the logits' size (an unstable
-// softmax overflows f32 once a score passes ~88.7); MASKED scores become exactly 0.
-// One invocation per row, f32.
+// sdpa softmax, in place over each score row r = (h, s) of ctx scores; the algorithm and order of
+// operations of gpu/vulkan/shaders/sdpa_softmax.comp, which states them: query s sees keys c < n =
+// pos + s + 1, m = max_{c < n} scores[r,c], scores[r,c] = exp(scores[r,c] - m) / sum_{c' < n}
+// exp(scores[r,c'] - m) for c < n and 0 past it (the masked scores never read). A workgroup of
+// WG = 256 a row, keys strided over it, max and sum reduced in shared memory (a tree), f32.
 // Bindings (gpu/webgpu/PROTOCOL.md): the storage array binds the tensor of its name, the uniform
 // block `pc` takes the plan's uniforms by member name.
 @group(0) @binding(0) var<storage, read_write> scores : array<f32>;
-struct Params { n: u32, ctx: u32 }
+struct Params { n: u32, S: u32, pos: u32, ctx: u32 }
 @group(0) @binding(1) var<uniform> pc : Params;
 
+const MASKED = -1.0e30;
+
+var<workgroup> red : array<f32, 256>;  // WG = 256 (reference/sdpa.cpp kTiledWg)
+
 @compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let r = ts_linear_id(gid, nwg);
-  if (r >= pc.n) { return; }
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) l: u32) {
+  let r = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
+  if (r >= pc.n) { return; }  // a folded grid's spare workgroups, whole
   let b = r * pc.ctx;
-  var m = scores[b];
-  for (var c = 1u; c < pc.ctx; c++) {
-    m = max(m, scores[b + c]);
+  let seen = pc.pos + r % pc.S + 1u;
+  var m = MASKED;
+  for (var c = l; c < seen; c += WG) { m = max(m, scores[b + c]); }
+  red[l] = m;
+  workgroupBarrier();
+  for (var k = WG / 2u; k > 0u; k /= 2u) {
+    if (l < k) { red[l] = max(red[l], red[l + k]); }
+    workgroupBarrier();
   }
+  m = red[0];
+  workgroupBarrier();
   var sum = 0.0;
-  for (var c = 0u; c < pc.ctx; c++) {
+  for (var c = l; c < seen; c += WG) {
     let e = exp(scores[b + c] - m);
     scores[b + c] = e;
     sum += e;
   }
-  let inv = 1.0 / sum;  // sum >= 1: the max's own term is exp(0)
-  for (var c = 0u; c < pc.ctx; c++) {
-    scores[b + c] *= inv;
+  red[l] = sum;
+  workgroupBarrier();
+  for (var k = WG / 2u; k > 0u; k /= 2u) {
+    if (l < k) { red[l] += red[l + k]; }
+    workgroupBarrier();
   }
+  let inv = 1.0 / red[0];  // red[0] >= 1: the max's own term is exp(0)
+  for (var c = l; c < seen; c += WG) { scores[b + c] *= inv; }
+  for (var c = seen + l; c < pc.ctx; c += WG) { scores[b + c] = 0.0; }
 }
