@@ -14,8 +14,8 @@ namespace {
 
 const char* const kInputs[] = {"q", "k", "v", "k_cache", "v_cache"};
 // impl=tiled: sdpa_qk_tiled and sdpa_av_tiled are tiled GEMMs per kv head over its S*G query rows
-// (the G heads of a kv head share each K/V tile in shared memory); sdpa_softmax takes a row a
-// workgroup (naive's too).
+// (the G heads of a kv head share each K/V tile in shared memory); sdpa_softmax shares a
+// workgroup's invocations among a few rows (naive's too).
 constexpr uint32_t kTiledWg = 256;   // = the kernels' WG
 constexpr uint64_t kTiledRows = 128; // = their TM: query rows a workgroup
 constexpr uint64_t kTiledCols = 64;  // = sdpa_qk_tiled's TN (keys) and sdpa_av_tiled's 4 * TD4 (head dims)
@@ -298,8 +298,13 @@ std::vector<Dispatch> plan(const Problem& p) {
     qk.uniforms["ctiles"] = double(div_up(ctx, kTiledCols));
     v.push_back(std::move(qk));
   }
-  Dispatch softmax = dispatch("sdpa_softmax", Hq * S * kTiledWg);  // a workgroup a row
+  // tpr invocations a row: about 8 keys each (fewer barriers and idle invocations for short rows),
+  // from 32 up to a workgroup.
+  uint64_t tpr = 32;
+  while (tpr < kTiledWg && tpr * 8 < ctx) tpr *= 2;
+  Dispatch softmax = dispatch("sdpa_softmax", div_up(Hq * S, kTiledWg / tpr) * kTiledWg);
   softmax.uniforms["n"] = double(Hq * S);
+  softmax.uniforms["tpr"] = double(tpr);
   softmax.workgroup = kTiledWg;
   v.push_back(std::move(softmax));
   if (impl == "naive") {

@@ -244,13 +244,13 @@ const std::vector<PrecisionBug>& precision_bugs() {
       // Every score the softmax reads is float16-precise, as if QK computed or stored it in float16
       // (naive and tiled alike): each invocation rounds the scores it reads, before it reads them.
       {"sdpa_scores_in_float16", "sdpa", "sdpa_softmax", {DType::f32, DType::f16},
-       {{"float m = MASKED;", "  for (uint c = l; c < seen; c += WG) scores[b + c] = " + f16_glsl("scores[b + c]") + ";", false}},
-       {{"var m = MASKED;", "  for (var c = l; c < seen; c += WG) { scores[b + c] = " + f16_wgsl("scores[b + c]") + "; }", false}}},
+       {{"float m = MASKED;", "  for (uint c = t; c < seen; c += T) scores[b + c] = " + f16_glsl("scores[b + c]") + ";", false}},
+       {{"var m = MASKED;", "  for (var c = t; c < seen; c += T) { scores[b + c] = " + f16_wgsl("scores[b + c]") + "; }", false}}},
       // The normaliser accumulates in float16 precision: each invocation's part, and the tree's sums.
       {"sdpa_normaliser_in_float16", "sdpa", "sdpa_softmax", {DType::f32, DType::f16},
-       {{"sum += e;", "    sum = " + f16_glsl("sum") + ";"}, {"red[l] += red[l + k];", "    if (l < k) red[l] = " + f16_glsl("red[l]") + ";"}},
+       {{"sum += e;", "    sum = " + f16_glsl("sum") + ";"}, {"red[l] += red[l + k];", "    if (t < k) red[l] = " + f16_glsl("red[l]") + ";"}},
        {{"sum += e;", "    sum = " + f16_wgsl("sum") + ";"},
-        {"red[l] += red[l + k];", "    if (l < k) { red[l] = " + f16_wgsl("red[l]") + "; }"}}},
+        {"red[l] += red[l + k];", "    if (t < k) { red[l] = " + f16_wgsl("red[l]") + "; }"}}},
       // The tiled AV accumulates in float16 precision (every partial sum rounded to float16).
       {"sdpa_av_accumulates_in_float16", "sdpa", "sdpa_av_tiled", {DType::f32, DType::f16},
        {{"acc[7] += a1.w * b;", "      for (uint i = 0u; i < 8u; ++i) acc[i] = " + f16_glsl("acc[i]") + ";"}},
@@ -326,7 +326,7 @@ TEST_P(PrecisionBugs, EachIsCaughtByTheDefaultSweep) {
     if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
     for (DType t : bug.dtypes) {
       SweepTally s = run_sweep(*b, *find_op(bug.op), t);
-      std::printf("[ precision] %-27s %-8s %-7s caught in %3d of %3d cases, worst/tol %.3g\n", bug.name.c_str(), dtype_name(t).data(),
+      std::printf("[ precision] %-30s %-8s %-7s caught in %3d of %3d cases, worst/tol %.3g\n", bug.name.c_str(), dtype_name(t).data(),
                   GetParam().c_str(), s.fail, s.fail + s.pass, s.worst);
       EXPECT_GT(s.fail, 0) << bug.name << " " << dtype_name(t) << " on " << GetParam() << " passes the default sweep";
       EXPECT_EQ(s.other, 0) << bug.name << ": " << s.first_other;

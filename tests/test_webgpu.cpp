@@ -205,7 +205,7 @@ TEST_F(WebGpu, UnwrittenScratchIsNamedNotTheOutput) {
   ASSERT_EQ(ok.outcome, Outcome::pass) << line(ok);
   EXPECT_EQ(ok.guards.at("scores").bad_bytes, 0);
   KernelOverride broken(backend(), "sdpa_qk_tiled",
-                        test::with_bug("gpu/webgpu/shaders/sdpa_qk_tiled.wgsl", "let c = c0 + 4u * tx + j;",
+                        test::with_bug("gpu/webgpu/shaders/sdpa_qk_tiled.wgsl", "let c = k.c0 + 4u * tx + j;",
                                        "      if (c == pc.ctx - 1u) { continue; }  // BUG: last key column", true));
   CaseResult r = run_id(backend(), id);
   ASSERT_EQ(r.outcome, Outcome::fail) << line(r);

@@ -8,7 +8,8 @@
 // 4ty + i and TM/2 + 4ty + i (i < 4) times head-dim texel tx in registers, in c order, float32.
 // Causal: the softmax leaves weight 0 past each row's limit pos + s, so the loop ends at the
 // tile's last row's limit; keys past it in a stage load weight 0 and V 0 (exact zeros added).
-// Rows past S*G and texels past D4 compute zeros and are not stored. The 4 head dims are one
+// The next stage is fetched into registers while a stage computes. Invocations whose rows are all
+// past S*G, or whose texel is past D4, skip the arithmetic and store nothing. The 4 head dims are one
 // texel of out in its layouts (buffer, texture3d_w: gpu/ACCESSORS.md).
 layout(std430, binding = 0) readonly buffer SC { float scores[]; };
 layout(std430, binding = 1) readonly buffer VC { DTYPE4 v_cache[]; };
@@ -24,32 +25,48 @@ const uint PP = TM / 4u + 1u;  // weight row pitch in vec4s, padded against bank
 shared vec4 ps[KC * PP];   // [key][row / 4][row % 4]
 shared vec4 vs[KC * TD4];  // [key][texel]
 
+uint l, kvh, G, rows, r0, t0, kend;
+float preg[TM * KC / WG];  // the next stage, fetched while this one computes
+vec4 vreg;
+
+// Weight e % KC of tile row e / KC (e = l + WG*u): consecutive invocations read consecutive weights
+// of a row; V: one texel per invocation (WG = KC * TD4). Zeros past the tile's limit, S*G and D.
+void fetch(uint c0) {
+  for (uint u = 0u; u < TM * KC / WG; ++u) {
+    uint e = l + WG * u, i = e / KC, c = c0 + e % KC, r = r0 + i;
+    preg[u] = r < rows && c < kend ? scores[((kvh * G + r % G) * pc.S + r / G) * pc.ctx + c] : 0.0;
+  }
+  uint c = c0 + l / TD4, t = t0 + l % TD4;
+  vreg = c < kend && t < pc.D4 ? TO_VEC4(v_cache[(c * pc.Hkv + kvh) * pc.D4 + t]) : vec4(0.0);
+}
+
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
   if (w >= pc.rtiles * pc.dtiles * pc.Hkv) return;  // a folded grid's spare workgroups, whole
-  uint l = gl_LocalInvocationIndex, tx = l % 16u, ty = l / 16u;
+  l = gl_LocalInvocationIndex;
+  uint tx = l % 16u, ty = l / 16u;
   // The last row tiles, with the longest contexts, come first: the short ones fill in behind them.
-  uint rt = pc.rtiles - 1u - w % pc.rtiles, rest = w / pc.rtiles, dt = rest % pc.dtiles, kvh = rest / pc.dtiles;
-  uint G = pc.Hq / pc.Hkv, rows = pc.S * G, r0 = rt * TM, t0 = dt * TD4;
-  uint kend = min(pc.ctx, pc.pos + (min(r0 + TM, rows) - 1u) / G + 1u);  // uniform in the workgroup
-  uint vstride = pc.Hkv * pc.D4;  // v_cache row stride in vec4s
+  uint rt = pc.rtiles - 1u - w % pc.rtiles, rest = w / pc.rtiles, dt = rest % pc.dtiles;
+  kvh = rest / pc.dtiles;
+  G = pc.Hq / pc.Hkv;
+  rows = pc.S * G;
+  r0 = rt * TM;
+  t0 = dt * TD4;
+  kend = min(pc.ctx, pc.pos + (min(r0 + TM, rows) - 1u) / G + 1u);  // uniform in the workgroup
+  bool busy = r0 + 4u * ty < rows && t0 + tx < pc.D4;  // this invocation has outputs (decode: few do)
 
   vec4 acc[8];  // acc[i]: row 4ty + i (i < 4) or TM/2 + 4ty + i - 4, head-dim texel t0 + tx
   for (uint i = 0u; i < 8u; ++i) acc[i] = vec4(0.0);
+  fetch(0u);
   for (uint c0 = 0u; c0 < kend; c0 += KC) {
-    // Weight e % KC of tile row e / KC: consecutive invocations read consecutive weights of a row.
-    for (uint e = l; e < TM * KC; e += WG) {
-      uint i = e / KC, c = c0 + e % KC, r = r0 + i;
-      float p = 0.0;
-      if (r < rows && c < kend) p = scores[((kvh * G + r % G) * pc.S + r / G) * pc.ctx + c];
-      ps[(e % KC) * PP + i / 4u][i % 4u] = p;
+    for (uint u = 0u; u < TM * KC / WG; ++u) {
+      uint e = l + WG * u, i = e / KC;
+      ps[(e % KC) * PP + i / 4u][i % 4u] = preg[u];
     }
-    {
-      uint c = c0 + l / TD4, t = t0 + l % TD4;  // WG = KC * TD4: one V texel per invocation
-      vs[l] = c < kend && t < pc.D4 ? TO_VEC4(v_cache[c * vstride + kvh * pc.D4 + t]) : vec4(0.0);
-    }
+    vs[l] = vreg;
     barrier();
-    for (uint c = 0u; c < KC; ++c) {
+    if (c0 + KC < kend) fetch(c0 + KC);
+    for (uint c = 0u; c < KC && busy; ++c) {
       vec4 a0 = ps[c * PP + ty], a1 = ps[c * PP + TM / 8u + ty], b = vs[c * TD4 + tx];
       acc[0] += a0.x * b;
       acc[1] += a0.y * b;
@@ -62,7 +79,7 @@ void main() {
     }
     barrier();
   }
-  if (t0 + tx >= pc.D4) return;
+  if (!busy) return;
   for (uint i = 0u; i < 8u; ++i) {
     uint r = r0 + (i / 4u) * (TM / 2u) + 4u * ty + i % 4u;
     if (r < rows) out_store(out_texel_of(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + t0 + tx)), acc[i]);

@@ -8,7 +8,8 @@
 // workgroup loads the stage's Q and K tiles into shared memory once (float32, zero past D), then
 // invocation (tx, ty) = (l % 16, l / 16) accumulates rows 4ty + i and TM/2 + 4ty + i (i < 4)
 // against keys 4tx + j (j < 4) in registers: 32 float32 FMAs for every 3 vec4 reads of shared
-// memory. Rows past S*G and keys past ctx load a clamped, valid row and are not stored.
+// memory. The next stage's texels are fetched into registers while a stage computes. Rows past
+// S*G load zeros, keys past ctx a clamped, valid row; neither is stored.
 // With SKIP_MASKED_TILES = 1 a tile entirely above the causal diagonal (c0 > pos + its last row's
 // s) skips its contraction: the store masks every one of its scores anyway (bit-identical).
 // Every score of the tile is stored (the softmax reads none past the causal limit, but the scratch
@@ -30,39 +31,58 @@ const float MASKED = -1.0e30;  // as in sdpa_qk_naive
 shared vec4 qs[KD4 * 4u * QP];  // [dim][row / 4][row % 4]
 shared vec4 ks[KD4 * 4u * KP];  // [dim][key / 4][key % 4]
 
+uint l, kvh, G, rows, r0, c0;
+vec4 qreg[TM * KD4 / WG], kreg[TN * KD4 / WG];  // the next stage, fetched while this one computes
+
+// Texel e % KD4 of tile row e / KD4 (e = l + WG*u): consecutive invocations read consecutive texels
+// of a row. Past D, and rows past S*G, are zeros; keys past ctx load a clamped, valid row.
+void fetch(uint d0) {
+  for (uint u = 0u; u < TM * KD4 / WG; ++u) {
+    uint e = l + WG * u, i = e / KD4, d4 = d0 + e % KD4, r = r0 + i;
+    qreg[u] = d4 < pc.D4 && r < rows ? q_at4(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + d4)) : vec4(0.0);
+  }
+  for (uint u = 0u; u < TN * KD4 / WG; ++u) {
+    uint e = l + WG * u, j = e / KD4, d4 = d0 + e % KD4, c = min(c0 + j, pc.ctx - 1u);
+    kreg[u] = d4 < pc.D4 ? TO_VEC4(k_cache[(c * pc.Hkv + kvh) * pc.D4 + d4]) : vec4(0.0);
+  }
+}
+
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
   if (w >= pc.ctiles * pc.rtiles * pc.Hkv) return;  // a folded grid's spare workgroups, whole
-  uint l = gl_LocalInvocationIndex, tx = l % 16u, ty = l / 16u;
-  uint ct = w % pc.ctiles, rest = w / pc.ctiles, rt = rest % pc.rtiles, kvh = rest / pc.rtiles;
-  uint G = pc.Hq / pc.Hkv, rows = pc.S * G, r0 = rt * TM, c0 = ct * TN;
+  l = gl_LocalInvocationIndex;
+  uint tx = l % 16u, ty = l / 16u;
+  uint ct = w % pc.ctiles, rest = w / pc.ctiles, rt = rest % pc.rtiles;
+  kvh = rest / pc.rtiles;
+  G = pc.Hq / pc.Hkv;
+  rows = pc.S * G;
+  r0 = rt * TM;
+  c0 = ct * TN;
   uint s_last = (min(r0 + TM, rows) - 1u) / G;
   bool skip = SKIP_MASKED_TILES != 0 && c0 > pc.pos + s_last;  // uniform in the workgroup
+  bool busy = r0 + 4u * ty < rows;  // this invocation has a row to compute (decode: few do)
 
   vec4 acc[8];  // acc[i][j]: row 4ty + i (i < 4) or TM/2 + 4ty + i - 4, key 4tx + j
   for (uint i = 0u; i < 8u; ++i) acc[i] = vec4(0.0);
+  if (!skip) fetch(0u);
   for (uint d0 = 0u; d0 < pc.D4 && !skip; d0 += KD4) {
-    // Texel e % KD4 of tile row e / KD4: consecutive invocations read consecutive texels of a row.
-    for (uint e = l; e < TM * KD4; e += WG) {
-      uint i = e / KD4, d4 = d0 + e % KD4, r = min(r0 + i, rows - 1u);
-      vec4 v = d4 < pc.D4 ? q_at4(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + d4)) : vec4(0.0);
-      uint at = (e % KD4) * 4u * QP + i / 4u;
-      qs[at][i % 4u] = v.x;
-      qs[at + QP][i % 4u] = v.y;
-      qs[at + 2u * QP][i % 4u] = v.z;
-      qs[at + 3u * QP][i % 4u] = v.w;
+    for (uint u = 0u; u < TM * KD4 / WG; ++u) {
+      uint e = l + WG * u, i = e / KD4, at = (e % KD4) * 4u * QP + i / 4u;
+      qs[at][i % 4u] = qreg[u].x;
+      qs[at + QP][i % 4u] = qreg[u].y;
+      qs[at + 2u * QP][i % 4u] = qreg[u].z;
+      qs[at + 3u * QP][i % 4u] = qreg[u].w;
     }
-    for (uint e = l; e < TN * KD4; e += WG) {
-      uint j = e / KD4, d4 = d0 + e % KD4, c = min(c0 + j, pc.ctx - 1u);
-      vec4 v = d4 < pc.D4 ? TO_VEC4(k_cache[(c * pc.Hkv + kvh) * pc.D4 + d4]) : vec4(0.0);
-      uint at = (e % KD4) * 4u * KP + j / 4u;
-      ks[at][j % 4u] = v.x;
-      ks[at + KP][j % 4u] = v.y;
-      ks[at + 2u * KP][j % 4u] = v.z;
-      ks[at + 3u * KP][j % 4u] = v.w;
+    for (uint u = 0u; u < TN * KD4 / WG; ++u) {
+      uint e = l + WG * u, j = e / KD4, at = (e % KD4) * 4u * KP + j / 4u;
+      ks[at][j % 4u] = kreg[u].x;
+      ks[at + KP][j % 4u] = kreg[u].y;
+      ks[at + 2u * KP][j % 4u] = kreg[u].z;
+      ks[at + 3u * KP][j % 4u] = kreg[u].w;
     }
     barrier();
-    for (uint d = 0u; d < KD4 * 4u; ++d) {
+    if (d0 + KD4 < pc.D4) fetch(d0 + KD4);
+    for (uint d = 0u; d < KD4 * 4u && busy; ++d) {
       vec4 a0 = qs[d * QP + ty], a1 = qs[d * QP + TM / 8u + ty], b = ks[d * KP + tx];
       acc[0] += a0.x * b;
       acc[1] += a0.y * b;

@@ -5,7 +5,8 @@
 // shared memory, invocation (tx, ty) rows 4ty + i and TM/2 + 4ty + i, keys 4tx + j, float32:
 //   scores[h, s, c] = scale * dot(q[s,h,:], k_cache[c,kvh,:]) if c <= pos + s, else MASKED.
 // SKIP_MASKED_TILES = 1: a tile entirely above the causal diagonal skips its contraction (its
-// scores are all MASKED anyway). Every score is stored. Barriers are in uniform control flow.
+// scores are all MASKED anyway). The next stage is fetched into registers while a stage computes.
+// Every score is stored. Barriers are in uniform control flow.
 // Bindings (gpu/webgpu/PROTOCOL.md): q and k_cache are read through their accessors (TS_INPUT,
 // gpu/ACCESSORS.md); each storage array binds the tensor of its name; the uniform block `pc` takes
 // the plan's uniforms by member name; SKIP_MASKED_TILES comes from the plan.
@@ -26,6 +27,31 @@ const MASKED = -1.0e30;  // as in sdpa_qk_naive
 var<workgroup> qs : array<vec4<f32>, 528>;  // KD4 * 4 * QP: [dim][row / 4][row % 4]
 var<workgroup> ks : array<vec4<f32>, 272>;  // KD4 * 4 * KP: [dim][key / 4][key % 4]
 
+var<private> qreg : array<vec4<f32>, 2>;  // TM * KD4 / WG: the next stage, fetched while this one computes
+var<private> kreg : vec4<f32>;            // TN * KD4 / WG = 1
+
+struct Tile { l: u32, kvh: u32, G: u32, rows: u32, r0: u32, c0: u32 }
+
+// Texel e % KD4 of tile row e / KD4 (e = l + WG*u); zeros past D and past S*G rows, keys past ctx
+// clamped.
+fn fetch(k: Tile, d0: u32) {
+  for (var u = 0u; u < 2u; u++) {
+    let e = k.l + WG * u;
+    let i = e / KD4;
+    let d4 = d0 + e % KD4;
+    let r = k.r0 + i;
+    var v = vec4<f32>(0.0);
+    if (d4 < pc.D4 && r < k.rows) { v = q_at4(4u * (((r / k.G) * pc.Hq + k.kvh * k.G + r % k.G) * pc.D4 + d4)); }
+    qreg[u] = v;
+  }
+  let j = k.l / KD4;
+  let d4 = d0 + k.l % KD4;
+  let c = min(k.c0 + j, pc.ctx - 1u);
+  var v = vec4<f32>(0.0);
+  if (d4 < pc.D4) { v = k_cache_at4(4u * ((c * pc.Hkv + k.kvh) * pc.D4 + d4)); }
+  kreg = v;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) l: u32) {
@@ -35,43 +61,37 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let ty = l / 16u;
   let ct = w % pc.ctiles;
   let rest = w / pc.ctiles;
-  let rt = rest % pc.rtiles;
-  let kvh = rest / pc.rtiles;
   let G = pc.Hq / pc.Hkv;
   let rows = pc.S * G;
-  let r0 = rt * TM;
+  let r0 = (rest % pc.rtiles) * TM;
   let c0 = ct * TN;
+  // Derived from l, k is not uniform for the uniformity analysis: the barriers' loop uses the rest.
+  let k = Tile(l, rest / pc.rtiles, G, rows, r0, c0);
   let s_last = (min(r0 + TM, rows) - 1u) / G;
   let skip = SKIP_MASKED_TILES != 0 && c0 > pc.pos + s_last;
+  let busy = r0 + 4u * ty < rows;  // this invocation has a row to compute (decode: few do)
 
   var acc: array<vec4<f32>, 8>;  // zero-initialised; acc[i][j]: row 4ty + i or TM/2 + 4ty + i - 4, key 4tx + j
+  if (!skip) { fetch(k, 0u); }
   for (var d0 = 0u; d0 < pc.D4 && !skip; d0 += KD4) {
-    for (var e = l; e < TM * KD4; e += WG) {
+    for (var u = 0u; u < 2u; u++) {
+      let e = l + WG * u;
       let i = e / KD4;
-      let d4 = d0 + e % KD4;
-      let r = min(r0 + i, rows - 1u);
-      var v = vec4<f32>(0.0);
-      if (d4 < pc.D4) { v = q_at4(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + d4)); }
       let at = (e % KD4) * 4u * QP + i / 4u;
-      qs[at][i % 4u] = v.x;
-      qs[at + QP][i % 4u] = v.y;
-      qs[at + 2u * QP][i % 4u] = v.z;
-      qs[at + 3u * QP][i % 4u] = v.w;
+      qs[at][i % 4u] = qreg[u].x;
+      qs[at + QP][i % 4u] = qreg[u].y;
+      qs[at + 2u * QP][i % 4u] = qreg[u].z;
+      qs[at + 3u * QP][i % 4u] = qreg[u].w;
     }
-    for (var e = l; e < TN * KD4; e += WG) {
-      let j = e / KD4;
-      let d4 = d0 + e % KD4;
-      let c = min(c0 + j, pc.ctx - 1u);
-      var v = vec4<f32>(0.0);
-      if (d4 < pc.D4) { v = k_cache_at4(4u * ((c * pc.Hkv + kvh) * pc.D4 + d4)); }
-      let at = (e % KD4) * 4u * KP + j / 4u;
-      ks[at][j % 4u] = v.x;
-      ks[at + KP][j % 4u] = v.y;
-      ks[at + 2u * KP][j % 4u] = v.z;
-      ks[at + 3u * KP][j % 4u] = v.w;
-    }
+    let j = l / KD4;
+    let at = (l % KD4) * 4u * KP + j / 4u;
+    ks[at][j % 4u] = kreg.x;
+    ks[at + KP][j % 4u] = kreg.y;
+    ks[at + 2u * KP][j % 4u] = kreg.z;
+    ks[at + 3u * KP][j % 4u] = kreg.w;
     workgroupBarrier();
-    for (var d = 0u; d < KD4 * 4u; d++) {
+    if (d0 + KD4 < pc.D4) { fetch(k, d0 + KD4); }
+    for (var d = 0u; d < KD4 * 4u && busy; d++) {
       let a0 = qs[d * QP + ty];
       let a1 = qs[d * QP + TM / 8u + ty];
       let b = ks[d * KP + tx];
@@ -87,12 +107,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
   }
   for (var i = 0u; i < 8u; i++) {
-    let r = r0 + (i / 4u) * (TM / 2u) + 4u * ty + i % 4u;
-    if (r >= rows) { continue; }
+    let r = k.r0 + (i / 4u) * (TM / 2u) + 4u * ty + i % 4u;
+    if (r >= k.rows) { continue; }
     let s = r / G;
-    let row = ((kvh * G + r % G) * pc.S + s) * pc.ctx;
+    let row = ((k.kvh * G + r % G) * pc.S + s) * pc.ctx;
     for (var j = 0u; j < 4u; j++) {
-      let c = c0 + 4u * tx + j;
+      let c = k.c0 + 4u * tx + j;
       if (c < pc.ctx) { scores[row + c] = select(pc.scale * acc[i][j], MASKED, c > pc.pos + s); }
     }
   }
