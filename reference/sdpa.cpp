@@ -243,7 +243,7 @@ double flops(const Problem& p) {
 }
 
 // update_cache -> QK scores -> softmax (in place) -> AV, in one submission. `impl` picks the QK and
-// AV kernels: one output element per invocation (naive) or a 4x4 register tile (tiled). split:
+// AV kernels: one output element per invocation (naive) or shared-memory tiled GEMMs (tiled). split:
 // update_cache -> partial (scores, chunk softmax statistics and weighted V per chunk, in shared
 // memory) -> combine (rescales each chunk by exp(m_j - M) and normalises; 16 invocations per output
 // texel split the chunks, so that long contexts keep the GPU busy).
@@ -343,6 +343,10 @@ std::vector<Dispatch> plan(const Problem& p) {
 // (the first grows without limit once huge logits make the score errors reach units).
 // exp(MASKED - max) is within (3 + 2e30) ulp of 0 by the letter of the specs, below 2^-48 (every
 // device returns 0): masked weights add (ctx - n) 2^-46 max_c |v_cd|.
+// The softmax (naive's and tiled's) never reads the masked scores and stores their weights as exactly 0 (a term
+// the bound above allows for, now nil), reduces max and sum as a tree (any order is covered), and
+// its AV adds those exact zeros past a row's limit inside a tile (they change no sum): the same
+// bound holds.
 // impl=split computes the same function in another arithmetic (sdpa_split_*.comp). Key c of chunk
 // j (m_j its chunk's max, M = max_j m_j = max s) weighs e_c = exp(s_c - m_j), and the combine
 // forms out_d = (sum_j a_j o_jd) * (1 / L), a_j = exp(m_j - M), o_jd = sum_{c in j} e_c v_cd,
@@ -523,7 +527,7 @@ const OpDef& sdpa_op() {
        int_var("pos", -kMaxPos, kMaxPos, "0", "input_pos: the cache row of the first query (negative: invalid)"),
        int_var("Cmax", 0, kMaxPos, "pos+S+4", "cache rows (the default leaves stale rows past ctx that must not be read)"),
        word_var("impl", {"naive", "tiled", "split"}, "tiled",
-                "kernels: one element per invocation, 4x4 register tiles, or split context (flash-decoding)"),
+                "kernels: one element per invocation, shared-memory tiled GEMMs, or split context (flash-decoding)"),
        int_var("scale_milli", -1000000, 1000000, "1000/sqrt(D)", "scale = scale_milli / 1000"),
        int_var("logit_scale", 1, 100000, "1", "q drawn from [-L, L] instead of [-1, 1] (large logits)"),
        // Invalid cases override one shape at a time:

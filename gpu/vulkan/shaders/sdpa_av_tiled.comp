@@ -25,19 +25,33 @@ const uint PP = TM / 4u + 1u;  // weight row pitch in vec4s, padded against bank
 shared vec4 ps[KC * PP];   // [key][row / 4][row % 4]
 shared vec4 vs[KC * TD4];  // [key][texel]
 
+// No private array is indexed by a loop variable (the fetches, stores and accumulators are written
+// out): a compiler that does not unroll such a loop keeps the array in local memory, and the
+// FMAs then go through memory.
 uint l, kvh, G, rows, r0, t0, kend;
-float preg[TM * KC / WG];  // the next stage, fetched while this one computes
-vec4 vreg;
 
-// Weight e % KC of tile row e / KC (e = l + WG*u): consecutive invocations read consecutive weights
-// of a row; V: one texel per invocation (WG = KC * TD4). Zeros past the tile's limit, S*G and D.
+// The next stage, fetched into registers while this one computes: invocation l loads weight pk =
+// l % KC (consecutive invocations: consecutive weights of a row) of tile rows pi + 16u (u < 8;
+// TM * KC = 8 WG), and V texel l % TD4 of key l / TD4 (WG = KC * TD4). Zeros past the tile's
+// limit, S*G and D.
+uint pk, pi;
+vec4 pa, pb, v;
+
+float fetch_p(uint i, uint c) {
+  uint r = r0 + i;
+  return r < rows && c < kend ? scores[((kvh * G + r % G) * pc.S + r / G) * pc.ctx + c] : 0.0;
+}
 void fetch(uint c0) {
-  for (uint u = 0u; u < TM * KC / WG; ++u) {
-    uint e = l + WG * u, i = e / KC, c = c0 + e % KC, r = r0 + i;
-    preg[u] = r < rows && c < kend ? scores[((kvh * G + r % G) * pc.S + r / G) * pc.ctx + c] : 0.0;
-  }
-  uint c = c0 + l / TD4, t = t0 + l % TD4;
-  vreg = c < kend && t < pc.D4 ? TO_VEC4(v_cache[(c * pc.Hkv + kvh) * pc.D4 + t]) : vec4(0.0);
+  uint c = c0 + pk;
+  pa = vec4(fetch_p(pi, c), fetch_p(pi + 16u, c), fetch_p(pi + 32u, c), fetch_p(pi + 48u, c));
+  pb = vec4(fetch_p(pi + 64u, c), fetch_p(pi + 80u, c), fetch_p(pi + 96u, c), fetch_p(pi + 112u, c));
+  uint vc = c0 + l / TD4, vt = t0 + l % TD4;
+  v = vc < kend && vt < pc.D4 ? TO_VEC4(v_cache[(vc * pc.Hkv + kvh) * pc.D4 + vt]) : vec4(0.0);
+}
+void put_p(uint i, float p) { ps[pk * PP + i / 4u][i % 4u] = p; }
+void store(uint i, uint tx, vec4 a) {
+  uint r = r0 + i;
+  if (r < rows) out_store(out_texel_of(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + t0 + tx)), a);
 }
 
 void main() {
@@ -54,34 +68,45 @@ void main() {
   t0 = dt * TD4;
   kend = min(pc.ctx, pc.pos + (min(r0 + TM, rows) - 1u) / G + 1u);  // uniform in the workgroup
   bool busy = r0 + 4u * ty < rows && t0 + tx < pc.D4;  // this invocation has outputs (decode: few do)
+  pk = l % KC;
+  pi = l / KC;
 
-  vec4 acc[8];  // acc[i]: row 4ty + i (i < 4) or TM/2 + 4ty + i - 4, head-dim texel t0 + tx
-  for (uint i = 0u; i < 8u; ++i) acc[i] = vec4(0.0);
+  // acc_i: row 4ty + i, acc_(4+i): row TM/2 + 4ty + i (i < 4), head-dim texel t0 + tx.
+  vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
+  vec4 acc4 = vec4(0.0), acc5 = vec4(0.0), acc6 = vec4(0.0), acc7 = vec4(0.0);
   fetch(0u);
   for (uint c0 = 0u; c0 < kend; c0 += KC) {
-    for (uint u = 0u; u < TM * KC / WG; ++u) {
-      uint e = l + WG * u, i = e / KC;
-      ps[(e % KC) * PP + i / 4u][i % 4u] = preg[u];
-    }
-    vs[l] = vreg;
+    put_p(pi, pa.x);
+    put_p(pi + 16u, pa.y);
+    put_p(pi + 32u, pa.z);
+    put_p(pi + 48u, pa.w);
+    put_p(pi + 64u, pb.x);
+    put_p(pi + 80u, pb.y);
+    put_p(pi + 96u, pb.z);
+    put_p(pi + 112u, pb.w);
+    vs[l] = v;
     barrier();
     if (c0 + KC < kend) fetch(c0 + KC);
     for (uint c = 0u; c < KC && busy; ++c) {
       vec4 a0 = ps[c * PP + ty], a1 = ps[c * PP + TM / 8u + ty], b = vs[c * TD4 + tx];
-      acc[0] += a0.x * b;
-      acc[1] += a0.y * b;
-      acc[2] += a0.z * b;
-      acc[3] += a0.w * b;
-      acc[4] += a1.x * b;
-      acc[5] += a1.y * b;
-      acc[6] += a1.z * b;
-      acc[7] += a1.w * b;
+      acc0 += a0.x * b;
+      acc1 += a0.y * b;
+      acc2 += a0.z * b;
+      acc3 += a0.w * b;
+      acc4 += a1.x * b;
+      acc5 += a1.y * b;
+      acc6 += a1.z * b;
+      acc7 += a1.w * b;
     }
     barrier();
   }
   if (!busy) return;
-  for (uint i = 0u; i < 8u; ++i) {
-    uint r = r0 + (i / 4u) * (TM / 2u) + 4u * ty + i % 4u;
-    if (r < rows) out_store(out_texel_of(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + t0 + tx)), acc[i]);
-  }
+  store(4u * ty, tx, acc0);
+  store(4u * ty + 1u, tx, acc1);
+  store(4u * ty + 2u, tx, acc2);
+  store(4u * ty + 3u, tx, acc3);
+  store(TM / 2u + 4u * ty, tx, acc4);
+  store(TM / 2u + 4u * ty + 1u, tx, acc5);
+  store(TM / 2u + 4u * ty + 2u, tx, acc6);
+  store(TM / 2u + 4u * ty + 3u, tx, acc7);
 }

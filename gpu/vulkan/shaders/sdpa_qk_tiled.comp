@@ -31,20 +31,47 @@ const float MASKED = -1.0e30;  // as in sdpa_qk_naive
 shared vec4 qs[KD4 * 4u * QP];  // [dim][row / 4][row % 4]
 shared vec4 ks[KD4 * 4u * KP];  // [dim][key / 4][key % 4]
 
+// No private array is indexed by a loop variable (the fetches, stores and accumulators are written
+// out): a compiler that does not unroll such a loop keeps the array in local memory, and the
+// FMAs then go through memory.
 uint l, kvh, G, rows, r0, c0;
-vec4 qreg[TM * KD4 / WG], kreg[TN * KD4 / WG];  // the next stage, fetched while this one computes
 
-// Texel e % KD4 of tile row e / KD4 (e = l + WG*u): consecutive invocations read consecutive texels
-// of a row. Past D, and rows past S*G, are zeros; keys past ctx load a clamped, valid row.
-void fetch(uint d0) {
-  for (uint u = 0u; u < TM * KD4 / WG; ++u) {
-    uint e = l + WG * u, i = e / KD4, d4 = d0 + e % KD4, r = r0 + i;
-    qreg[u] = d4 < pc.D4 && r < rows ? q_at4(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + d4)) : vec4(0.0);
-  }
-  for (uint u = 0u; u < TN * KD4 / WG; ++u) {
-    uint e = l + WG * u, j = e / KD4, d4 = d0 + e % KD4, c = min(c0 + j, pc.ctx - 1u);
-    kreg[u] = d4 < pc.D4 ? TO_VEC4(k_cache[(c * pc.Hkv + kvh) * pc.D4 + d4]) : vec4(0.0);
-  }
+// Texel e % KD4 of tile row e / KD4: consecutive invocations read consecutive texels of a row.
+// Past D, and rows past S*G, are zeros; keys past ctx load a clamped, valid row.
+vec4 fetch_q(uint e, uint d0) {
+  uint i = e / KD4, d4 = d0 + e % KD4, r = r0 + i;
+  return d4 < pc.D4 && r < rows ? q_at4(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + d4)) : vec4(0.0);
+}
+vec4 fetch_k(uint e, uint d0) {
+  uint j = e / KD4, d4 = d0 + e % KD4, c = min(c0 + j, pc.ctx - 1u);
+  return d4 < pc.D4 ? TO_VEC4(k_cache[(c * pc.Hkv + kvh) * pc.D4 + d4]) : vec4(0.0);
+}
+void put_q(uint e, vec4 v) {
+  uint i = e / KD4, at = (e % KD4) * 4u * QP + i / 4u;
+  qs[at][i % 4u] = v.x;
+  qs[at + QP][i % 4u] = v.y;
+  qs[at + 2u * QP][i % 4u] = v.z;
+  qs[at + 3u * QP][i % 4u] = v.w;
+}
+void put_k(uint e, vec4 v) {
+  uint j = e / KD4, at = (e % KD4) * 4u * KP + j / 4u;
+  ks[at][j % 4u] = v.x;
+  ks[at + KP][j % 4u] = v.y;
+  ks[at + 2u * KP][j % 4u] = v.z;
+  ks[at + 3u * KP][j % 4u] = v.w;
+}
+void put_score(uint row, uint s, uint c, float x) {
+  if (c < pc.ctx) scores[row + c] = c > pc.pos + s ? MASKED : pc.scale * x;
+}
+// Row r0 + i of the tile against keys c0 + 4tx + j, j < 4.
+void store(uint i, uint tx, vec4 a) {
+  uint r = r0 + i;
+  if (r >= rows) return;
+  uint s = r / G, row = ((kvh * G + r % G) * pc.S + s) * pc.ctx, c = c0 + 4u * tx;
+  put_score(row, s, c, a.x);
+  put_score(row, s, c + 1u, a.y);
+  put_score(row, s, c + 2u, a.z);
+  put_score(row, s, c + 3u, a.w);
 }
 
 void main() {
@@ -62,46 +89,45 @@ void main() {
   bool skip = SKIP_MASKED_TILES != 0 && c0 > pc.pos + s_last;  // uniform in the workgroup
   bool busy = r0 + 4u * ty < rows;  // this invocation has a row to compute (decode: few do)
 
-  vec4 acc[8];  // acc[i][j]: row 4ty + i (i < 4) or TM/2 + 4ty + i - 4, key 4tx + j
-  for (uint i = 0u; i < 8u; ++i) acc[i] = vec4(0.0);
-  if (!skip) fetch(0u);
+  // acc_i: row 4ty + i, acc_(4+i): row TM/2 + 4ty + i (i < 4); lane j: key 4tx + j.
+  vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
+  vec4 acc4 = vec4(0.0), acc5 = vec4(0.0), acc6 = vec4(0.0), acc7 = vec4(0.0);
+  // The next stage, fetched into registers while this one computes (TM*KD4 = 2 WG, TN*KD4 = WG).
+  vec4 q0 = vec4(0.0), q1 = vec4(0.0), k0 = vec4(0.0);
+  if (!skip) {
+    q0 = fetch_q(l, 0u);
+    q1 = fetch_q(l + WG, 0u);
+    k0 = fetch_k(l, 0u);
+  }
   for (uint d0 = 0u; d0 < pc.D4 && !skip; d0 += KD4) {
-    for (uint u = 0u; u < TM * KD4 / WG; ++u) {
-      uint e = l + WG * u, i = e / KD4, at = (e % KD4) * 4u * QP + i / 4u;
-      qs[at][i % 4u] = qreg[u].x;
-      qs[at + QP][i % 4u] = qreg[u].y;
-      qs[at + 2u * QP][i % 4u] = qreg[u].z;
-      qs[at + 3u * QP][i % 4u] = qreg[u].w;
-    }
-    for (uint u = 0u; u < TN * KD4 / WG; ++u) {
-      uint e = l + WG * u, j = e / KD4, at = (e % KD4) * 4u * KP + j / 4u;
-      ks[at][j % 4u] = kreg[u].x;
-      ks[at + KP][j % 4u] = kreg[u].y;
-      ks[at + 2u * KP][j % 4u] = kreg[u].z;
-      ks[at + 3u * KP][j % 4u] = kreg[u].w;
-    }
+    put_q(l, q0);
+    put_q(l + WG, q1);
+    put_k(l, k0);
     barrier();
-    if (d0 + KD4 < pc.D4) fetch(d0 + KD4);
+    if (d0 + KD4 < pc.D4) {
+      q0 = fetch_q(l, d0 + KD4);
+      q1 = fetch_q(l + WG, d0 + KD4);
+      k0 = fetch_k(l, d0 + KD4);
+    }
     for (uint d = 0u; d < KD4 * 4u && busy; ++d) {
       vec4 a0 = qs[d * QP + ty], a1 = qs[d * QP + TM / 8u + ty], b = ks[d * KP + tx];
-      acc[0] += a0.x * b;
-      acc[1] += a0.y * b;
-      acc[2] += a0.z * b;
-      acc[3] += a0.w * b;
-      acc[4] += a1.x * b;
-      acc[5] += a1.y * b;
-      acc[6] += a1.z * b;
-      acc[7] += a1.w * b;
+      acc0 += a0.x * b;
+      acc1 += a0.y * b;
+      acc2 += a0.z * b;
+      acc3 += a0.w * b;
+      acc4 += a1.x * b;
+      acc5 += a1.y * b;
+      acc6 += a1.z * b;
+      acc7 += a1.w * b;
     }
     barrier();
   }
-  for (uint i = 0u; i < 8u; ++i) {
-    uint r = r0 + (i / 4u) * (TM / 2u) + 4u * ty + i % 4u;
-    if (r >= rows) continue;
-    uint s = r / G, row = ((kvh * G + r % G) * pc.S + s) * pc.ctx;
-    for (uint j = 0u; j < 4u; ++j) {
-      uint c = c0 + 4u * tx + j;
-      if (c < pc.ctx) scores[row + c] = c > pc.pos + s ? MASKED : pc.scale * acc[i][j];
-    }
-  }
+  store(4u * ty, tx, acc0);
+  store(4u * ty + 1u, tx, acc1);
+  store(4u * ty + 2u, tx, acc2);
+  store(4u * ty + 3u, tx, acc3);
+  store(TM / 2u + 4u * ty, tx, acc4);
+  store(TM / 2u + 4u * ty + 1u, tx, acc5);
+  store(TM / 2u + 4u * ty + 2u, tx, acc6);
+  store(TM / 2u + 4u * ty + 3u, tx, acc7);
 }

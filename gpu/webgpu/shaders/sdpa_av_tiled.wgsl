@@ -25,28 +25,36 @@ const PP = 33u;  // TM / 4 + 1: weight row pitch in vec4s, padded against bank c
 var<workgroup> ps : array<vec4<f32>, 528>;  // KC * PP: [key][row / 4][row % 4]
 var<workgroup> vs : array<vec4<f32>, 256>;  // KC * TD4: [key][texel]
 
-var<private> preg : array<f32, 8>;  // TM * KC / WG: the next stage, fetched while this one computes
-var<private> vreg : vec4<f32>;
+// No private array is indexed by a loop variable (the fetches, stores and accumulators are written
+// out): a compiler that does not unroll such a loop keeps the array in local memory, and the
+// FMAs then go through memory.
+struct Tile { l: u32, kvh: u32, G: u32, rows: u32, r0: u32, t0: u32, kend: u32, pk: u32, pi: u32 }
 
-struct Tile { l: u32, kvh: u32, G: u32, rows: u32, r0: u32, t0: u32, kend: u32 }
+// The next stage, fetched into registers while this one computes: invocation l loads weight pk =
+// l % KC of tile rows pi + 16u (pi = l / KC, u < 8; TM * KC = 8 WG), and V texel l % TD4 of key
+// l / TD4 (WG = KC * TD4). Zeros past the tile's limit, S*G and D.
+var<private> pa : vec4<f32>;
+var<private> pb : vec4<f32>;
+var<private> v : vec4<f32>;
 
-// Weight e % KC of tile row e / KC (e = l + WG*u); V one texel per invocation (WG = KC * TD4).
-// Zeros past the tile's limit, S*G and D.
+fn fetch_p(k: Tile, i: u32, c: u32) -> f32 {
+  let r = k.r0 + i;
+  if (r < k.rows && c < k.kend) { return scores[((k.kvh * k.G + r % k.G) * pc.S + r / k.G) * pc.ctx + c]; }
+  return 0.0;
+}
 fn fetch(k: Tile, c0: u32) {
-  for (var u = 0u; u < 8u; u++) {
-    let e = k.l + WG * u;
-    let i = e / KC;
-    let c = c0 + e % KC;
-    let r = k.r0 + i;
-    var p = 0.0;
-    if (r < k.rows && c < k.kend) { p = scores[((k.kvh * k.G + r % k.G) * pc.S + r / k.G) * pc.ctx + c]; }
-    preg[u] = p;
-  }
-  let c = c0 + k.l / TD4;
-  let t = k.t0 + k.l % TD4;
-  var v = vec4<f32>(0.0);
-  if (c < k.kend && t < pc.D4) { v = v_cache_at4(4u * ((c * pc.Hkv + k.kvh) * pc.D4 + t)); }
-  vreg = v;
+  let c = c0 + k.pk;
+  pa = vec4<f32>(fetch_p(k, k.pi, c), fetch_p(k, k.pi + 16u, c), fetch_p(k, k.pi + 32u, c), fetch_p(k, k.pi + 48u, c));
+  pb = vec4<f32>(fetch_p(k, k.pi + 64u, c), fetch_p(k, k.pi + 80u, c), fetch_p(k, k.pi + 96u, c), fetch_p(k, k.pi + 112u, c));
+  let vc = c0 + k.l / TD4;
+  let vt = k.t0 + k.l % TD4;
+  v = vec4<f32>(0.0);
+  if (vc < k.kend && vt < pc.D4) { v = v_cache_at4(4u * ((vc * pc.Hkv + k.kvh) * pc.D4 + vt)); }
+}
+fn put_p(k: Tile, i: u32, p: f32) { ps[k.pk * PP + i / 4u][i % 4u] = p; }
+fn store(k: Tile, i: u32, tx: u32, a: vec4<f32>) {
+  let r = k.r0 + i;
+  if (r < k.rows) { out_store(out_texel_of(4u * (((r / k.G) * pc.Hq + k.kvh * k.G + r % k.G) * pc.D4 + k.t0 + tx)), a); }
 }
 
 @compute @workgroup_size(WG)
@@ -61,39 +69,55 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let G = pc.Hq / pc.Hkv;
   let rows = pc.S * G;
   let r0 = rt * TM;
+  let t0 = (rest % pc.dtiles) * TD4;
   let kend = min(pc.ctx, pc.pos + (min(r0 + TM, rows) - 1u) / G + 1u);
-  let k = Tile(l, rest / pc.dtiles, G, rows, r0, (rest % pc.dtiles) * TD4, kend);
-  let busy = r0 + 4u * ty < rows && k.t0 + tx < pc.D4;  // this invocation has outputs (decode: few do)
+  let k = Tile(l, rest / pc.dtiles, G, rows, r0, t0, kend, l % KC, l / KC);
+  let busy = r0 + 4u * ty < rows && t0 + tx < pc.D4;  // this invocation has outputs (decode: few do)
 
-  var acc: array<vec4<f32>, 8>;  // zero-initialised; acc[i]: row 4ty + i or TM/2 + 4ty + i - 4, texel t0 + tx
+  // acc_i: row 4ty + i, acc_(4+i): row TM/2 + 4ty + i (i < 4), head-dim texel t0 + tx.
+  var acc0 = vec4<f32>(0.0);
+  var acc1 = vec4<f32>(0.0);
+  var acc2 = vec4<f32>(0.0);
+  var acc3 = vec4<f32>(0.0);
+  var acc4 = vec4<f32>(0.0);
+  var acc5 = vec4<f32>(0.0);
+  var acc6 = vec4<f32>(0.0);
+  var acc7 = vec4<f32>(0.0);
   fetch(k, 0u);
   for (var c0 = 0u; c0 < kend; c0 += KC) {
-    for (var u = 0u; u < 8u; u++) {
-      let e = l + WG * u;
-      let i = e / KC;
-      ps[(e % KC) * PP + i / 4u][i % 4u] = preg[u];
-    }
-    vs[l] = vreg;
+    put_p(k, k.pi, pa.x);
+    put_p(k, k.pi + 16u, pa.y);
+    put_p(k, k.pi + 32u, pa.z);
+    put_p(k, k.pi + 48u, pa.w);
+    put_p(k, k.pi + 64u, pb.x);
+    put_p(k, k.pi + 80u, pb.y);
+    put_p(k, k.pi + 96u, pb.z);
+    put_p(k, k.pi + 112u, pb.w);
+    vs[l] = v;
     workgroupBarrier();
     if (c0 + KC < kend) { fetch(k, c0 + KC); }
     for (var c = 0u; c < KC && busy; c++) {
       let a0 = ps[c * PP + ty];
       let a1 = ps[c * PP + TM / 8u + ty];
       let b = vs[c * TD4 + tx];
-      acc[0] += a0.x * b;
-      acc[1] += a0.y * b;
-      acc[2] += a0.z * b;
-      acc[3] += a0.w * b;
-      acc[4] += a1.x * b;
-      acc[5] += a1.y * b;
-      acc[6] += a1.z * b;
-      acc[7] += a1.w * b;
+      acc0 += a0.x * b;
+      acc1 += a0.y * b;
+      acc2 += a0.z * b;
+      acc3 += a0.w * b;
+      acc4 += a1.x * b;
+      acc5 += a1.y * b;
+      acc6 += a1.z * b;
+      acc7 += a1.w * b;
     }
     workgroupBarrier();
   }
   if (!busy) { return; }
-  for (var i = 0u; i < 8u; i++) {
-    let r = r0 + (i / 4u) * (TM / 2u) + 4u * ty + i % 4u;
-    if (r < rows) { out_store(out_texel_of(4u * (((r / G) * pc.Hq + k.kvh * G + r % G) * pc.D4 + k.t0 + tx)), acc[i]); }
-  }
+  store(k, 4u * ty, tx, acc0);
+  store(k, 4u * ty + 1u, tx, acc1);
+  store(k, 4u * ty + 2u, tx, acc2);
+  store(k, 4u * ty + 3u, tx, acc3);
+  store(k, TM / 2u + 4u * ty, tx, acc4);
+  store(k, TM / 2u + 4u * ty + 1u, tx, acc5);
+  store(k, TM / 2u + 4u * ty + 2u, tx, acc6);
+  store(k, TM / 2u + 4u * ty + 3u, tx, acc7);
 }

@@ -27,29 +27,56 @@ const MASKED = -1.0e30;  // as in sdpa_qk_naive
 var<workgroup> qs : array<vec4<f32>, 528>;  // KD4 * 4 * QP: [dim][row / 4][row % 4]
 var<workgroup> ks : array<vec4<f32>, 272>;  // KD4 * 4 * KP: [dim][key / 4][key % 4]
 
-var<private> qreg : array<vec4<f32>, 2>;  // TM * KD4 / WG: the next stage, fetched while this one computes
-var<private> kreg : vec4<f32>;            // TN * KD4 / WG = 1
-
+// No private array is indexed by a loop variable (the fetches, stores and accumulators are written
+// out): a compiler that does not unroll such a loop keeps the array in local memory, and the
+// FMAs then go through memory.
 struct Tile { l: u32, kvh: u32, G: u32, rows: u32, r0: u32, c0: u32 }
 
-// Texel e % KD4 of tile row e / KD4 (e = l + WG*u); zeros past D and past S*G rows, keys past ctx
-// clamped.
-fn fetch(k: Tile, d0: u32) {
-  for (var u = 0u; u < 2u; u++) {
-    let e = k.l + WG * u;
-    let i = e / KD4;
-    let d4 = d0 + e % KD4;
-    let r = k.r0 + i;
-    var v = vec4<f32>(0.0);
-    if (d4 < pc.D4 && r < k.rows) { v = q_at4(4u * (((r / k.G) * pc.Hq + k.kvh * k.G + r % k.G) * pc.D4 + d4)); }
-    qreg[u] = v;
-  }
-  let j = k.l / KD4;
-  let d4 = d0 + k.l % KD4;
+// Texel e % KD4 of tile row e / KD4: zeros past D and past S*G rows; keys past ctx clamped.
+fn fetch_q(k: Tile, e: u32, d0: u32) -> vec4<f32> {
+  let i = e / KD4;
+  let d4 = d0 + e % KD4;
+  let r = k.r0 + i;
+  if (d4 < pc.D4 && r < k.rows) { return q_at4(4u * (((r / k.G) * pc.Hq + k.kvh * k.G + r % k.G) * pc.D4 + d4)); }
+  return vec4<f32>(0.0);
+}
+fn fetch_k(k: Tile, e: u32, d0: u32) -> vec4<f32> {
+  let j = e / KD4;
+  let d4 = d0 + e % KD4;
   let c = min(k.c0 + j, pc.ctx - 1u);
-  var v = vec4<f32>(0.0);
-  if (d4 < pc.D4) { v = k_cache_at4(4u * ((c * pc.Hkv + k.kvh) * pc.D4 + d4)); }
-  kreg = v;
+  if (d4 < pc.D4) { return k_cache_at4(4u * ((c * pc.Hkv + k.kvh) * pc.D4 + d4)); }
+  return vec4<f32>(0.0);
+}
+fn put_q(e: u32, v: vec4<f32>) {
+  let i = e / KD4;
+  let at = (e % KD4) * 4u * QP + i / 4u;
+  qs[at][i % 4u] = v.x;
+  qs[at + QP][i % 4u] = v.y;
+  qs[at + 2u * QP][i % 4u] = v.z;
+  qs[at + 3u * QP][i % 4u] = v.w;
+}
+fn put_k(e: u32, v: vec4<f32>) {
+  let j = e / KD4;
+  let at = (e % KD4) * 4u * KP + j / 4u;
+  ks[at][j % 4u] = v.x;
+  ks[at + KP][j % 4u] = v.y;
+  ks[at + 2u * KP][j % 4u] = v.z;
+  ks[at + 3u * KP][j % 4u] = v.w;
+}
+fn put_score(row: u32, s: u32, c: u32, x: f32) {
+  if (c < pc.ctx) { scores[row + c] = select(pc.scale * x, MASKED, c > pc.pos + s); }
+}
+// Row r0 + i of the tile against keys c0 + 4tx + j, j < 4.
+fn store(k: Tile, i: u32, tx: u32, a: vec4<f32>) {
+  let r = k.r0 + i;
+  if (r >= k.rows) { return; }
+  let s = r / k.G;
+  let row = ((k.kvh * k.G + r % k.G) * pc.S + s) * pc.ctx;
+  let c = k.c0 + 4u * tx;
+  put_score(row, s, c, a.x);
+  put_score(row, s, c + 1u, a.y);
+  put_score(row, s, c + 2u, a.z);
+  put_score(row, s, c + 3u, a.w);
 }
 
 @compute @workgroup_size(WG)
@@ -71,49 +98,55 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let skip = SKIP_MASKED_TILES != 0 && c0 > pc.pos + s_last;
   let busy = r0 + 4u * ty < rows;  // this invocation has a row to compute (decode: few do)
 
-  var acc: array<vec4<f32>, 8>;  // zero-initialised; acc[i][j]: row 4ty + i or TM/2 + 4ty + i - 4, key 4tx + j
-  if (!skip) { fetch(k, 0u); }
+  // acc_i: row 4ty + i, acc_(4+i): row TM/2 + 4ty + i (i < 4); lane j: key 4tx + j.
+  var acc0 = vec4<f32>(0.0);
+  var acc1 = vec4<f32>(0.0);
+  var acc2 = vec4<f32>(0.0);
+  var acc3 = vec4<f32>(0.0);
+  var acc4 = vec4<f32>(0.0);
+  var acc5 = vec4<f32>(0.0);
+  var acc6 = vec4<f32>(0.0);
+  var acc7 = vec4<f32>(0.0);
+  // The next stage, fetched into registers while this one computes (TM*KD4 = 2 WG, TN*KD4 = WG).
+  var q0 = vec4<f32>(0.0);
+  var q1 = vec4<f32>(0.0);
+  var k0 = vec4<f32>(0.0);
+  if (!skip) {
+    q0 = fetch_q(k, l, 0u);
+    q1 = fetch_q(k, l + WG, 0u);
+    k0 = fetch_k(k, l, 0u);
+  }
   for (var d0 = 0u; d0 < pc.D4 && !skip; d0 += KD4) {
-    for (var u = 0u; u < 2u; u++) {
-      let e = l + WG * u;
-      let i = e / KD4;
-      let at = (e % KD4) * 4u * QP + i / 4u;
-      qs[at][i % 4u] = qreg[u].x;
-      qs[at + QP][i % 4u] = qreg[u].y;
-      qs[at + 2u * QP][i % 4u] = qreg[u].z;
-      qs[at + 3u * QP][i % 4u] = qreg[u].w;
-    }
-    let j = l / KD4;
-    let at = (l % KD4) * 4u * KP + j / 4u;
-    ks[at][j % 4u] = kreg.x;
-    ks[at + KP][j % 4u] = kreg.y;
-    ks[at + 2u * KP][j % 4u] = kreg.z;
-    ks[at + 3u * KP][j % 4u] = kreg.w;
+    put_q(l, q0);
+    put_q(l + WG, q1);
+    put_k(l, k0);
     workgroupBarrier();
-    if (d0 + KD4 < pc.D4) { fetch(k, d0 + KD4); }
+    if (d0 + KD4 < pc.D4) {
+      q0 = fetch_q(k, l, d0 + KD4);
+      q1 = fetch_q(k, l + WG, d0 + KD4);
+      k0 = fetch_k(k, l, d0 + KD4);
+    }
     for (var d = 0u; d < KD4 * 4u && busy; d++) {
       let a0 = qs[d * QP + ty];
       let a1 = qs[d * QP + TM / 8u + ty];
       let b = ks[d * KP + tx];
-      acc[0] += a0.x * b;
-      acc[1] += a0.y * b;
-      acc[2] += a0.z * b;
-      acc[3] += a0.w * b;
-      acc[4] += a1.x * b;
-      acc[5] += a1.y * b;
-      acc[6] += a1.z * b;
-      acc[7] += a1.w * b;
+      acc0 += a0.x * b;
+      acc1 += a0.y * b;
+      acc2 += a0.z * b;
+      acc3 += a0.w * b;
+      acc4 += a1.x * b;
+      acc5 += a1.y * b;
+      acc6 += a1.z * b;
+      acc7 += a1.w * b;
     }
     workgroupBarrier();
   }
-  for (var i = 0u; i < 8u; i++) {
-    let r = k.r0 + (i / 4u) * (TM / 2u) + 4u * ty + i % 4u;
-    if (r >= k.rows) { continue; }
-    let s = r / G;
-    let row = ((k.kvh * G + r % G) * pc.S + s) * pc.ctx;
-    for (var j = 0u; j < 4u; j++) {
-      let c = k.c0 + 4u * tx + j;
-      if (c < pc.ctx) { scores[row + c] = select(pc.scale * acc[i][j], MASKED, c > pc.pos + s); }
-    }
-  }
+  store(k, 4u * ty, tx, acc0);
+  store(k, 4u * ty + 1u, tx, acc1);
+  store(k, 4u * ty + 2u, tx, acc2);
+  store(k, 4u * ty + 3u, tx, acc3);
+  store(k, TM / 2u + 4u * ty, tx, acc4);
+  store(k, TM / 2u + 4u * ty + 1u, tx, acc5);
+  store(k, TM / 2u + 4u * ty + 2u, tx, acc6);
+  store(k, TM / 2u + 4u * ty + 3u, tx, acc7);
 }
