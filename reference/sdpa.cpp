@@ -19,6 +19,7 @@ const char* const kInputs[] = {"q", "k", "v", "k_cache", "v_cache"};
 constexpr uint32_t kTiledWg = 256;   // = the kernels' WG
 constexpr uint64_t kTiledRows = 128; // = their TM: query rows a workgroup
 constexpr uint64_t kTiledCols = 64;  // = sdpa_qk_tiled's TN (keys) and sdpa_av_tiled's 4 * TD4 (head dims)
+constexpr uint64_t kSoftmaxKeys = 8; // = sdpa_softmax's KR: keys an invocation holds in registers
 
 // impl=split (flash-decoding, gpu/vulkan/shaders/sdpa_split_partial.comp): a workgroup of kSplitWg
 // invocations takes `qblock` query rows of one kv head (its GQA heads, then the next positions: they
@@ -298,10 +299,10 @@ std::vector<Dispatch> plan(const Problem& p) {
     qk.uniforms["ctiles"] = double(div_up(ctx, kTiledCols));
     v.push_back(std::move(qk));
   }
-  // tpr invocations a row: about 8 keys each (fewer barriers and idle invocations for short rows),
-  // from 32 up to a workgroup.
+  // tpr invocations a row, from 32 up to a workgroup: kSoftmaxKeys keys each where that is enough
+  // (the row is then read once into registers), fewer barriers and idle invocations for short rows.
   uint64_t tpr = 32;
-  while (tpr < kTiledWg && tpr * 8 < ctx) tpr *= 2;
+  while (tpr < kTiledWg && tpr * kSoftmaxKeys < ctx) tpr *= 2;
   Dispatch softmax = dispatch("sdpa_softmax", div_up(Hq * S, kTiledWg / tpr) * kTiledWg);
   softmax.uniforms["n"] = double(Hq * S);
   softmax.uniforms["tpr"] = double(tpr);

@@ -255,8 +255,8 @@ const std::vector<PrecisionBug>& precision_bugs() {
        {{"var m = MASKED;", "  for (var c = t; c < seen; c += T) { scores[b + c] = " + f16_wgsl("scores[b + c]") + "; }", false}}},
       // The normaliser accumulates in float16 precision: each invocation's part, and the tree's sums.
       {"sdpa_normaliser_in_float16", "sdpa", "sdpa_softmax", {DType::f32, DType::f16},
-       {{"sum += e;", "    sum = " + f16_glsl("sum") + ";"}, {"red[l] += red[l + k];", "    if (t < k) red[l] = " + f16_glsl("red[l]") + ";"}},
-       {{"sum += e;", "    sum = " + f16_wgsl("sum") + ";"},
+       {{"sum += e;", "  sum = " + f16_glsl("sum") + ";"}, {"red[l] += red[l + k];", "    if (t < k) red[l] = " + f16_glsl("red[l]") + ";"}},
+       {{"*sum += e;", "  *sum = " + f16_wgsl("*sum") + ";"},
         {"red[l] += red[l + k];", "    if (t < k) { red[l] = " + f16_wgsl("red[l]") + "; }"}}},
       // The tiled AV accumulates in float16 precision (every partial sum rounded to float16).
       {"sdpa_av_accumulates_in_float16", "sdpa", "sdpa_av_tiled", {DType::f32, DType::f16},
