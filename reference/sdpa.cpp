@@ -344,10 +344,10 @@ std::vector<Dispatch> plan(const Problem& p) {
 // (the first grows without limit once huge logits make the score errors reach units).
 // exp(MASKED - max) is within (3 + 2e30) ulp of 0 by the letter of the specs, below 2^-48 (every
 // device returns 0): masked weights add (ctx - n) 2^-46 max_c |v_cd|.
-// The softmax (naive's and tiled's) never reads the masked scores and stores their weights as exactly 0 (a term
-// the bound above allows for, now nil), reduces max and sum as a tree (any order is covered), and
-// its AV adds those exact zeros past a row's limit inside a tile (they change no sum): the same
-// bound holds.
+// The softmax (naive's and tiled's) never reads the masked scores and stores their weights as
+// exactly 0 (a term the bound above allows for, now nil), and reduces max and sum as a tree (any
+// order is covered); the tiled AV adds those exact zeros past a row's limit inside its tile (they
+// change no sum): the same bound holds.
 // impl=split computes the same function in another arithmetic (sdpa_split_*.comp). Key c of chunk
 // j (m_j its chunk's max, M = max_j m_j = max s) weighs e_c = exp(s_c - m_j), and the combine
 // forms out_d = (sum_j a_j o_jd) * (1 / L), a_j = exp(m_j - M), o_jd = sum_{c in j} e_c v_cd,
