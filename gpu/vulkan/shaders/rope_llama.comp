@@ -20,6 +20,23 @@ layout(push_constant) uniform Params { uint n; uint nq; uint tq; uint tk; uint t
 
 vec2 rotate(float a, float b, float c, float n) { return vec2(a * c - b * n, a * n + b * c); }
 
+// Every tensor a buffer (known when compiling: gpu/ACCESSORS.md) and D % 8 == 0 (tpi == 2): texel t
+// is elements 4t .. 4t+3, two whole pairs of one row, and every texel is whole. Invocation u takes
+// texels u and u + half (half = its tensor's invocations), so a warp's loads and stores cover
+// consecutive texels; no accessor arithmetic. The table entries a, a+1 (a even) lie in one texel.
+const bool kBuffers = xq_is_buffer && xk_is_buffer && freqs_cos_is_buffer && freqs_sin_is_buffer && xq_out_is_buffer &&
+                      xk_out_is_buffer;
+
+void fast_texel(bool is_q, uint t, uint D, uint H) {
+  uint f0 = 4u * t, d = f0 % D, a = ((f0 / D / H) % pc.S) * pc.hd + d / 2u;
+  vec4 x = is_q ? xq_texel(t) : xk_texel(t);
+  vec4 c4 = freqs_cos_texel(a >> 2), n4 = freqs_sin_texel(a >> 2);
+  vec2 c = (a & 2u) != 0u ? c4.zw : c4.xy, n = (a & 2u) != 0u ? n4.zw : n4.xy;
+  vec4 v = vec4(rotate(x.x, x.y, c.x, n.x), rotate(x.z, x.w, c.y, n.y));
+  if (is_q) xq_out_store_texel(t, v);
+  else xk_out_store_texel(t, v);
+}
+
 uint out_flat(bool is_q, uint t, uint j) { return is_q ? xq_out_flat(t, j) : xk_out_flat(t, j); }
 float x_at(bool is_q, uint i) { return is_q ? xq_at(i) : xk_at(i); }
 vec4 x_at4(bool is_q, uint i) { return is_q ? xq_at4(i) : xk_at4(i); }
@@ -46,6 +63,13 @@ void main() {
   uint id = ts_linear_id();
   if (id >= pc.n) return;
   bool is_q = id < pc.nq;
+  if (kBuffers && pc.tpi == 2u) {
+    uint u = is_q ? id : id - pc.nq, half_ = is_q ? pc.nq : pc.n - pc.nq;
+    uint D = 2u * pc.hd, H = is_q ? pc.Hq : pc.Hkv;
+    fast_texel(is_q, u, D, H);
+    if (u + half_ < (is_q ? pc.tq : pc.tk)) fast_texel(is_q, u + half_, D, H);
+    return;
+  }
   uint t = pc.tpi * (is_q ? id : id - pc.nq), count = is_q ? pc.tq : pc.tk, last = t + pc.tpi - 1u;
   uint D = 2u * pc.hd, H = is_q ? pc.Hq : pc.Hkv;
   uint f0 = out_flat(is_q, t, 0u), d = f0 % D;

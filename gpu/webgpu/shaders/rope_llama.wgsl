@@ -38,6 +38,28 @@ fn out_store(is_q: bool, t: u32, value: vec4<f32>) {
   if (is_q) { xq_out_store(t, v); } else { xk_out_store(t, v); }
 }
 
+// Every tensor a buffer (known when compiling: gpu/ACCESSORS.md) and D % 8 == 0 (tpi == 2): texel t
+// is elements 4t .. 4t+3, two whole pairs of one row, and every texel is whole. Invocation u takes
+// texels u and u + half (half = its tensor's invocations), so a subgroup's loads and stores cover
+// consecutive texels; no accessor arithmetic. The table entries a, a+1 (a even) lie in one texel.
+const kBuffers = xq_is_buffer && xk_is_buffer && freqs_cos_is_buffer && freqs_sin_is_buffer && xq_out_is_buffer &&
+                 xk_out_is_buffer;
+
+fn fast_texel(is_q: bool, t: u32, D: u32, H: u32) {
+  let f0 = 4u * t;
+  let d = f0 % D;
+  let a = ((f0 / D / H) % pc.S) * pc.hd + d / 2u;
+  var x: vec4<f32>;
+  if (is_q) { x = xq_texel(t); } else { x = xk_texel(t); }
+  let c4 = freqs_cos_texel(a / 4u);
+  let n4 = freqs_sin_texel(a / 4u);
+  let hi = (a & 2u) != 0u;
+  let c = select(c4.xy, c4.zw, hi);
+  let n = select(n4.xy, n4.zw, hi);
+  let v = vec4<f32>(rotate(x.x, x.y, c.x, n.x), rotate(x.z, x.w, c.y, n.y));
+  if (is_q) { xq_out_store_texel(t, v); } else { xk_out_store_texel(t, v); }
+}
+
 // One texel, lane by lane (padding lanes stay 0).
 fn texel(is_q: bool, t: u32, D: u32, H: u32) -> vec4<f32> {
   var v = vec4<f32>(0.0);
@@ -57,6 +79,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let id = ts_linear_id(gid, nwg);
   if (id >= pc.n) { return; }
   let is_q = id < pc.nq;
+  if (kBuffers && pc.tpi == 2u) {
+    let u = select(id - pc.nq, id, is_q);
+    let half_ = select(pc.n - pc.nq, pc.nq, is_q);
+    let D = 2u * pc.hd;
+    let H = select(pc.Hkv, pc.Hq, is_q);
+    fast_texel(is_q, u, D, H);
+    if (u + half_ < select(pc.tk, pc.tq, is_q)) { fast_texel(is_q, u + half_, D, H); }
+    return;
+  }
   let t = pc.tpi * select(id - pc.nq, id, is_q);
   let count = select(pc.tk, pc.tq, is_q);
   let last = t + pc.tpi - 1u;
