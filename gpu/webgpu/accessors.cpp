@@ -190,6 +190,11 @@ fn ts_f16_value(h: u32) -> f32 {
   if (e == 0u) { let x = f32(m) * 5.9604644775390625e-8; return select(x, -x, sign != 0u); }
   return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));
 }
+// A buffer's float16 texel takes the rounded bits as they are: no conversion back and forth.
+fn ts_f16_buffer_texel(v: vec4<f32>) -> vec4<f16> {
+  return vec4<f16>(bitcast<vec2<f16>>(ts_f16_bits(v.x) | (ts_f16_bits(v.y) << 16u)),
+                   bitcast<vec2<f16>>(ts_f16_bits(v.z) | (ts_f16_bits(v.w) << 16u)));
+}
 fn ts_f16_texel(v: vec4<f32>) -> vec4<f32> {
   return vec4<f32>(ts_f16_value(ts_f16_bits(v.x)), ts_f16_value(ts_f16_bits(v.y)), ts_f16_value(ts_f16_bits(v.z)), ts_f16_value(ts_f16_bits(v.w)));
 }
@@ -407,7 +412,9 @@ Expansion expand(std::string_view source, const std::vector<TensorDecl>& decls, 
     const uint32_t code = layout_code(f.layout);
     const bool bf16 = f.dtype == DType::bf16;
     const std::string scalar = f.dtype == DType::f16 ? "f16" : "f32";
-    const std::string round = f.dtype == DType::f16 ? "ts_f16_texel" : "vec4<f32>";
+    const std::string round = f.dtype != DType::f16 ? "vec4<f32>"
+                              : f.layout == Layout::buffer ? "ts_f16_buffer_texel"
+                                                           : "ts_f16_texel";
     auto add = [&](const char* tmpl, const std::string& elem = "") {
       e.functions += fill(tmpl, prefix, d.name, d.binding, code, elem, round);
     };

@@ -21,15 +21,14 @@ void main() {
   uint t = ts_linear_id();
   if (t >= pc.n) return;
   uint hd = pc.D / 2u;
-  if (kBuffers && (pc.D & 7u) == 0u) {
-    uint d0 = (4u * t) % pc.D, tab = (((4u * t) / pc.D) % pc.S) * pc.D + d0;
-    vec4 r = d0 < hd ? -x_texel(t + hd / 4u) : x_texel(t - hd / 4u);
-    out_store_texel(t, x_texel(t) * cos_texel(tab >> 2) + r * sin_texel(tab >> 2));
-    return;
-  }
-  uint f0 = out_flat(t, 0u), d0 = f0 % pc.D;
+  bool fast = kBuffers && (pc.D & 7u) == 0u;
+  uint f0 = fast ? 4u * t : out_flat(t, 0u), d0 = f0 % pc.D;
   vec4 v = vec4(0.0);
-  if (out_flat(t, 3u) == f0 + 3u && (d0 + 3u < hd || (d0 >= hd && d0 + 3u < pc.D))) {
+  if (fast) {
+    uint tab = ((f0 / pc.D) % pc.S) * pc.D + d0;
+    vec4 r = d0 < hd ? -x_texel(t + hd / 4u) : x_texel(t - hd / 4u);
+    v = x_texel(t) * cos_texel(tab >> 2) + r * sin_texel(tab >> 2);
+  } else if (out_flat(t, 3u) == f0 + 3u && (d0 + 3u < hd || (d0 >= hd && d0 + 3u < pc.D))) {
     uint tab = ((f0 / pc.D) % pc.S) * pc.D + d0;
     vec4 r = d0 < hd ? -x_at4(f0 + hd) : x_at4(f0 - hd);
     v = x_at4(f0) * cos_at4(tab) + r * sin_at4(tab);

@@ -20,6 +20,14 @@ layout(push_constant) uniform Params { uint n; uint nq; uint tq; uint tk; uint t
 
 vec2 rotate(float a, float b, float c, float n) { return vec2(a * c - b * n, a * n + b * c); }
 
+uint out_flat(bool is_q, uint t, uint j) { return is_q ? xq_out_flat(t, j) : xk_out_flat(t, j); }
+float x_at(bool is_q, uint i) { return is_q ? xq_at(i) : xk_at(i); }
+vec4 x_at4(bool is_q, uint i) { return is_q ? xq_at4(i) : xk_at4(i); }
+void out_store(bool is_q, uint t, vec4 v) {
+  if (is_q) xq_out_store(t, v);
+  else xk_out_store(t, v);
+}
+
 // Every tensor a buffer (known when compiling: gpu/ACCESSORS.md) and D % 8 == 0 (tpi == 2): texel t
 // is elements 4t .. 4t+3, two whole pairs of one row, and every texel is whole. Invocation u takes
 // texels u and u + half (half = its tensor's invocations), so a warp's loads and stores cover
@@ -33,16 +41,7 @@ void fast_texel(bool is_q, uint t, uint D, uint H) {
   vec4 c4 = freqs_cos_texel(a >> 2), n4 = freqs_sin_texel(a >> 2);
   vec2 c = (a & 2u) != 0u ? c4.zw : c4.xy, n = (a & 2u) != 0u ? n4.zw : n4.xy;
   vec4 v = vec4(rotate(x.x, x.y, c.x, n.x), rotate(x.z, x.w, c.y, n.y));
-  if (is_q) xq_out_store_texel(t, v);
-  else xk_out_store_texel(t, v);
-}
-
-uint out_flat(bool is_q, uint t, uint j) { return is_q ? xq_out_flat(t, j) : xk_out_flat(t, j); }
-float x_at(bool is_q, uint i) { return is_q ? xq_at(i) : xk_at(i); }
-vec4 x_at4(bool is_q, uint i) { return is_q ? xq_at4(i) : xk_at4(i); }
-void out_store(bool is_q, uint t, vec4 v) {
-  if (is_q) xq_out_store(t, v);
-  else xk_out_store(t, v);
+  out_store(is_q, t, v);
 }
 
 // One texel, lane by lane.

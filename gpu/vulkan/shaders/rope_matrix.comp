@@ -13,8 +13,7 @@ TS_OUTPUT(out, 4)
 layout(push_constant) uniform Params { uint n; uint S; uint D; } pc;
 
 // Every tensor a buffer (known when compiling: gpu/ACCESSORS.md) and D % 4 == 0: texel t is
-// elements 4t .. 4t+3 of one row, every texel whole: the run path below without the checks and
-// the output's lane count.
+// elements 4t .. 4t+3 of one row: the run path below without its checks.
 const bool kBuffers = x_is_buffer && m_is_buffer && cos_is_buffer && sin_is_buffer && out_is_buffer;
 
 void main() {
@@ -24,7 +23,7 @@ void main() {
     uint f0 = 4u * t, d0 = f0 % pc.D, row = f0 / pc.D, base = row * pc.D, tab = (row % pc.S) * pc.D + d0;
     vec4 acc = vec4(0.0);
     for (uint k = 0u; k < pc.D; ++k) acc += x_at(base + k) * m_at4(k * pc.D + d0);
-    out_store_texel(t, x_texel(t) * cos_texel(tab >> 2) + acc * sin_texel(tab >> 2));
+    out_store(t, x_texel(t) * cos_texel(tab >> 2) + acc * sin_texel(tab >> 2));
     return;
   }
   uint f0 = out_flat(t, 0u), d0 = f0 % pc.D;

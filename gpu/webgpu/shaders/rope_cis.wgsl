@@ -22,15 +22,15 @@ const kBuffers = x_is_buffer && freqs_cis_is_buffer && out_is_buffer;
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let t = ts_linear_id(gid, nwg);
   if (t >= pc.n) { return; }
-  if (kBuffers && pc.nc2 % 2u == 0u) {
-    let x = x_texel(t);
-    let f = freqs_cis_texel(((2u * t) % pc.nc2) / 2u);
-    out_store_texel(t, vec4<f32>(rotate(x.x, x.y, f.x, f.y), rotate(x.z, x.w, f.z, f.w)));
-    return;
-  }
-  let f0 = out_flat(t, 0u);
+  let fast = kBuffers && pc.nc2 % 2u == 0u;
+  var f0 = 4u * t;
+  if (!fast) { f0 = out_flat(t, 0u); }
   var v = vec4<f32>(0.0);  // padding lanes stay 0
-  if (out_flat(t, 3u) == f0 + 3u && f0 % 2u == 0u) {
+  if (fast) {
+    let x = x_texel(t);
+    let f = freqs_cis_texel(((f0 / 2u) % pc.nc2) / 2u);
+    v = vec4<f32>(rotate(x.x, x.y, f.x, f.y), rotate(x.z, x.w, f.z, f.w));
+  } else if (out_flat(t, 3u) == f0 + 3u && f0 % 2u == 0u) {
     let x = x_at4(f0);
     let j0 = (f0 / 2u) % pc.nc2;
     var f: vec4<f32>;

@@ -25,18 +25,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let t = ts_linear_id(gid, nwg);
   if (t >= pc.n) { return; }
   let hd = pc.D / 2u;
-  if (kBuffers && pc.D % 8u == 0u) {
-    let d0 = (4u * t) % pc.D;
-    let tab = (((4u * t) / pc.D) % pc.S) * pc.D + d0;
-    var r: vec4<f32>;
-    if (d0 < hd) { r = -x_texel(t + hd / 4u); } else { r = x_texel(t - hd / 4u); }
-    out_store_texel(t, x_texel(t) * cos_texel(tab / 4u) + r * sin_texel(tab / 4u));
-    return;
-  }
-  let f0 = out_flat(t, 0u);
+  let fast = kBuffers && pc.D % 8u == 0u;
+  var f0 = 4u * t;
+  if (!fast) { f0 = out_flat(t, 0u); }
   let d0 = f0 % pc.D;
   var v = vec4<f32>(0.0);  // padding lanes stay 0
-  if (out_flat(t, 3u) == f0 + 3u && (d0 + 3u < hd || (d0 >= hd && d0 + 3u < pc.D))) {
+  if (fast) {
+    let tab = ((f0 / pc.D) % pc.S) * pc.D + d0;
+    var r: vec4<f32>;
+    if (d0 < hd) { r = -x_texel(t + hd / 4u); } else { r = x_texel(t - hd / 4u); }
+    v = x_texel(t) * cos_texel(tab / 4u) + r * sin_texel(tab / 4u);
+  } else if (out_flat(t, 3u) == f0 + 3u && (d0 + 3u < hd || (d0 >= hd && d0 + 3u < pc.D))) {
     let tab = ((f0 / pc.D) % pc.S) * pc.D + d0;
     // Only the branch taken reads x, so neither run leaves the row.
     var r: vec4<f32>;

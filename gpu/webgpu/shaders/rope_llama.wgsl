@@ -57,7 +57,7 @@ fn fast_texel(is_q: bool, t: u32, D: u32, H: u32) {
   let c = select(c4.xy, c4.zw, hi);
   let n = select(n4.xy, n4.zw, hi);
   let v = vec4<f32>(rotate(x.x, x.y, c.x, n.x), rotate(x.z, x.w, c.y, n.y));
-  if (is_q) { xq_out_store_texel(t, v); } else { xk_out_store_texel(t, v); }
+  out_store(is_q, t, v);
 }
 
 // One texel, lane by lane (padding lanes stay 0).

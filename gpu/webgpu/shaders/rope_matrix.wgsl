@@ -14,8 +14,7 @@ struct Params { n: u32, S: u32, D: u32 }
 @group(0) @binding(5) var<uniform> pc : Params;
 
 // Every tensor a buffer (known when compiling: gpu/ACCESSORS.md) and D % 4 == 0: texel t is
-// elements 4t .. 4t+3 of one row, every texel whole: the run path below without the checks and
-// the output's lane count.
+// elements 4t .. 4t+3 of one row: the run path below without its checks.
 const kBuffers = x_is_buffer && m_is_buffer && cos_is_buffer && sin_is_buffer && out_is_buffer;
 
 @compute @workgroup_size(WG)
@@ -32,7 +31,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     for (var k = 0u; k < pc.D; k++) {
       acc += x_at(base + k) * m_at4(k * pc.D + d0);
     }
-    out_store_texel(t, x_texel(t) * cos_texel(tab / 4u) + acc * sin_texel(tab / 4u));
+    out_store(t, x_texel(t) * cos_texel(tab / 4u) + acc * sin_texel(tab / 4u));
     return;
   }
   let f0 = out_flat(t, 0u);
