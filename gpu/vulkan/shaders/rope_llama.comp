@@ -23,9 +23,17 @@ vec2 rotate(float a, float b, float c, float n) { return vec2(a * c - b * n, a *
 uint out_flat(bool is_q, uint t, uint j) { return is_q ? xq_out_flat(t, j) : xk_out_flat(t, j); }
 float x_at(bool is_q, uint i) { return is_q ? xq_at(i) : xk_at(i); }
 vec4 x_at4(bool is_q, uint i) { return is_q ? xq_at4(i) : xk_at4(i); }
-void out_store(bool is_q, uint t, vec4 v) {
-  if (is_q) xq_out_store(t, v);
-  else xk_out_store(t, v);
+// whole: every lane of texel t is in the tensor (the fast path's texels), so the store skips
+// counting them (the accessor's NAME_store_texel).
+void out_store(bool is_q, uint t, vec4 v, bool whole) {
+  if (whole) {
+    if (is_q) xq_out_store_texel(t, v);
+    else xk_out_store_texel(t, v);
+  } else if (is_q) {
+    xq_out_store(t, v);
+  } else {
+    xk_out_store(t, v);
+  }
 }
 
 // Every tensor a buffer (known when compiling: gpu/ACCESSORS.md) and D % 8 == 0 (tpi == 2): texel t
@@ -41,7 +49,7 @@ void fast_texel(bool is_q, uint t, uint D, uint H) {
   vec4 c4 = freqs_cos_texel(a >> 2), n4 = freqs_sin_texel(a >> 2);
   vec2 c = (a & 2u) != 0u ? c4.zw : c4.xy, n = (a & 2u) != 0u ? n4.zw : n4.xy;
   vec4 v = vec4(rotate(x.x, x.y, c.x, n.x), rotate(x.z, x.w, c.y, n.y));
-  out_store(is_q, t, v);
+  out_store(is_q, t, v, true);
 }
 
 // One texel, lane by lane.
@@ -79,13 +87,13 @@ void main() {
     vec4 x0 = x_at4(is_q, f0);
     if (pc.tpi == 1u) {
       out_store(is_q, t, vec4(rotate(x0.x, x0.y, freqs_cos_at(a), freqs_sin_at(a)),
-                              rotate(x0.z, x0.w, freqs_cos_at(a + 1u), freqs_sin_at(a + 1u))));
+                              rotate(x0.z, x0.w, freqs_cos_at(a + 1u), freqs_sin_at(a + 1u))), false);
       return;
     }
     vec4 x1 = x_at4(is_q, f0 + 4u), c = freqs_cos_at4(a), n = freqs_sin_at4(a);
-    out_store(is_q, t, vec4(rotate(x0.x, x0.y, c.x, n.x), rotate(x0.z, x0.w, c.y, n.y)));
-    out_store(is_q, t + 1u, vec4(rotate(x1.x, x1.y, c.z, n.z), rotate(x1.z, x1.w, c.w, n.w)));
+    out_store(is_q, t, vec4(rotate(x0.x, x0.y, c.x, n.x), rotate(x0.z, x0.w, c.y, n.y)), false);
+    out_store(is_q, t + 1u, vec4(rotate(x1.x, x1.y, c.z, n.z), rotate(x1.z, x1.w, c.w, n.w)), false);
     return;
   }
-  for (uint u = t; u <= last && u < count; ++u) out_store(is_q, u, texel(is_q, u, D, H));
+  for (uint u = t; u <= last && u < count; ++u) out_store(is_q, u, texel(is_q, u, D, H), false);
 }
