@@ -7,7 +7,8 @@
 // within a texel, so these lane indices decide it in every layout), they are whole pairs with
 // consecutive table entries: 4-wide loads of x (and of both tables for two texels), the row
 // arithmetic once per run. Other texels take the per-lane path; both evaluate the same float32
-// expression per element: bit-identical results.
+// expression per element: bit-identical results. When every tensor is a buffer (known when
+// compiling) and D % 8 == 0, the fast path below replaces all of this.
 // Tensors: TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md); the uniform block `pc` takes the plan's uniforms
 // by member name (gpu/webgpu/PROTOCOL.md). The preamble gives WG, ts_linear_id and the accessors.
 TS_INPUT(xq, 0)
