@@ -245,9 +245,10 @@ const std::vector<PrecisionBug>& precision_bugs() {
       {"rope_half_loses_4_bits", "rope_half", "rope_half", {DType::f32},
        {{"out_store(t, v);", kLose4Glsl, false}},
        {{"out_store(t, v);", "  " + lose4_wgsl("v"), false}}},
+      // rope_llama: first in its store helper, which every path calls (the buffer fast path too).
       {"rope_llama_loses_4_bits", "rope_llama", "rope_llama", {DType::f32},
-       {{"if (is_q) xq_out_store(t, v);", kLose4Glsl, false}},
-       {{"if (is_q) { xq_out_store(t, v); }", "  " + lose4_wgsl("v"), false}}},
+       {{"void out_store(bool is_q, uint t, vec4 v", kLose4Glsl, true}},
+       {{"var v = value;", "  " + lose4_wgsl("v"), true}}},
       // Every score the softmax reads is float16-precise, as if QK computed or stored it in float16
       // (naive and tiled alike): each invocation rounds the scores it reads, before it reads them.
       {"sdpa_scores_in_float16", "sdpa", "sdpa_softmax", {DType::f32, DType::f16},
