@@ -76,6 +76,24 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
 // pure (counter-based inputs, a thread_local allocation limit); drawing a case (RapidCheck) and
 // every call into a backend stay on this thread. At most `depth` cases are held at once, so memory
 // stays flat; a sweep's one large case is the only big one in flight.
+std::shared_future<Expected> launch(Case c) {
+  return std::async(std::launch::async, [c = std::move(c)] { return prepare(c); }).share();
+}
+
+// A sweep's large case (its index and its case being prepared), if this shard and --match run it.
+using LargeCase = std::optional<std::pair<int64_t, std::shared_future<Expected>>>;
+
+// The large case's float64 reference takes seconds, longer than the rest of its sweep on a GPU: each
+// is started when the sweep before it starts (the first with its own), so at most two are in memory.
+// `first`: the run position of the sweep's case 0.
+LargeCase start_large(const Sweep& sweep, uint64_t first, const CheckOptions& o, const std::optional<std::regex>& match) {
+  std::optional<int64_t> k = sweep.large_index();
+  if (!k || (first + uint64_t(*k)) % o.shards != o.shard) return std::nullopt;
+  Case c = sweep.at(*k);
+  if (match && !std::regex_search(c.id(), *match)) return std::nullopt;
+  return std::make_pair(*k, launch(std::move(c)));
+}
+
 class Lookahead {
  public:
   struct Next {
@@ -84,15 +102,13 @@ class Lookahead {
     std::shared_future<Expected> expected;  // not valid(): --match leaves the case out
     bool warmed = false;
   };
+  // `large`: the sweep's large case, started earlier (start_large).
   Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index,
-            std::vector<BackendSlot>& slots)
+            std::vector<BackendSlot>& slots, LargeCase large)
       : sweep_(sweep), o_(o), match_(match), index_(index), slots_(slots),
-        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)) {
-    // The large case's reference takes seconds: it is started now, while the edge cases before it run.
-    if (std::optional<int64_t> k = sweep.large_index(); k && (index + uint64_t(*k)) % o.shards == o.shard) {
-      Case c = sweep.at(*k);
-      if (!match || std::regex_search(c.id(), *match)) large_ = {*k, launch(std::move(c))};
-    }
+        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)), large_(std::move(large)),
+        first_(index) {
+    warm_sweep();
   }
 
   std::optional<Next> next() {
@@ -110,6 +126,8 @@ class Lookahead {
       }
       queue_.push_back(std::move(n));
     }
+    hand_over_warm();
+    warm_sweep();
     if (queue_.empty()) return std::nullopt;
     Next n = std::move(queue_.front());
     queue_.pop_front();
@@ -127,19 +145,65 @@ class Lookahead {
   }
 
  private:
+  // The kernels of the cases ahead are handed to the backends to compile, a chunk of kWarmChunk
+  // cases at a time (a default sweep's 200 in one), not only those of the `depth` cases prepared
+  // ahead: on the H100 a cold pipeline takes ~0.25 s to create (NVIDIA's compiler), the run reaches a
+  // 16-case window's kernels long before they are made, and a sweep needs ~10-20 distinct ones.
+  // The cases are drawn here; their problems (inputs, no reference) are built on a worker thread and
+  // handed over by next() once the chunk is built; the next chunk starts when the run is half a
+  // chunk from the warmed end. A case that does not build, or breaks the contract, is left to its
+  // own run; the large case runs the kernels of the cases around it, so it is not built twice.
+  static constexpr int64_t kWarmChunk = 256;
+  void warm_sweep() {
+    if (warm_.valid() || warm_end_ >= sweep_.size() || k_ + kWarmChunk / 2 < warm_end_) return;
+    if (std::none_of(slots_.begin(), slots_.end(), [](const BackendSlot& s) { return s.backend != nullptr; })) return;
+    const std::optional<int64_t> large = sweep_.large_index();
+    std::vector<Case> cases;
+    const int64_t from = warm_end_;
+    warm_end_ = std::min(sweep_.size(), from + kWarmChunk);
+    for (int64_t k = from; k < warm_end_; ++k) {
+      if ((first_ + uint64_t(k)) % o_.shards != o_.shard || k == large) continue;
+      Phase drawing("check: draw the case (generators)");
+      Case c = sweep_.at(k);
+      if (!match_ || std::regex_search(c.id(), *match_)) cases.push_back(std::move(c));
+    }
+    warm_ = std::async(std::launch::async, [cases = std::move(cases)] {
+      std::vector<Problem> problems;
+      for (const Case& c : cases) {
+        try {
+          const OpDef& op = *find_op(c.op);
+          AllocationLimit limit(kMaxCaseBytes);
+          Problem p = op.make(c);
+          if (!op.validate(p)) problems.push_back(std::move(p));
+        } catch (const std::exception&) {
+          // The case's own run reports it.
+        }
+      }
+      return problems;
+    });
+  }
+  void hand_over_warm() {
+    if (!warm_.valid() || warm_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    const std::vector<Problem> problems = warm_.get();
+    Phase ph("check: hand the sweep's kernels to compile ahead");
+    const OpDef& op = sweep_.op();
+    for (const Problem& p : problems)
+      for (BackendSlot& s : slots_)
+        if (s.backend) s.backend->warm(op, p);
+  }
+
   const Sweep& sweep_;
   const CheckOptions& o_;
   const std::optional<std::regex>& match_;
   uint64_t& index_;
-  static std::shared_future<Expected> launch(Case c) {
-    return std::async(std::launch::async, [c = std::move(c)] { return prepare(c); }).share();
-  }
-
   std::vector<BackendSlot>& slots_;
   const size_t depth_;
   int64_t k_ = 0;
   std::deque<Next> queue_;
-  std::optional<std::pair<int64_t, std::shared_future<Expected>>> large_;  // started early
+  LargeCase large_;
+  std::future<std::vector<Problem>> warm_;  // a chunk's problems (warm_sweep)
+  int64_t warm_end_ = 0;                     // cases before it are warmed or being warmed
+  const uint64_t first_;                     // the run position of the sweep's case 0
 };
 
 // Shrinks each group's smallest drawn failure on its backend; the smaller failure it finds, if any,
@@ -250,11 +314,21 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     run.state = std::move(state);
     run.stop_reason = std::move(why);
   };
-  for (auto& [op, dtypes] : run.plan) {
-    for (DType t : dtypes) {
+  std::vector<std::pair<const OpDef*, DType>> sweeps;
+  for (auto& [op, dtypes] : run.plan)
+    for (DType t : dtypes) sweeps.emplace_back(op, t);
+  LargeCase next_large;
+  for (size_t j = 0; j < sweeps.size(); ++j) {
+    {
+      auto [op, t] = sweeps[j];
       if (stopped) break;
       const std::string label = cat(op->name, "/", dtype_name(t));
       Sweep sweep(*op, t, o.cases, o.seed);
+      LargeCase large = j == 0 ? start_large(sweep, index, o, match) : std::move(next_large);
+      next_large.reset();
+      if (j + 1 < sweeps.size())
+        next_large = start_large(Sweep(*sweeps[j + 1].first, sweeps[j + 1].second, o.cases, o.seed),
+                                 index + uint64_t(sweep.size()), o, match);
       for (auto& cls : expected_classes(*op)) run.coverage[op->name][cls] += 0;
       const size_t first = run.groups.size();
       for (auto& s : slots) {
@@ -277,7 +351,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
         run.groups.push_back(std::move(g));
       }
       auto last_progress = std::chrono::steady_clock::now();
-      Lookahead ahead(sweep, o, match, index, slots);
+      Lookahead ahead(sweep, o, match, index, slots, std::move(large));
       while (!stopped) {
         auto next = ahead.next();
         if (!next) break;

@@ -342,6 +342,7 @@ std::unique_ptr<VulkanBackend> VulkanBackend::create(const VulkanOptions& option
     lim.bf16 = s->adapter.features.storage16;
     lim.max_image_3d = l.maxImageDimension3D;
     lim.int_dot = s->adapter.features.int_dot && options.int_dot;
+    s->programs.f16_rte = s->adapter.features.rte16;
     s->gpu = std::make_unique<vk::Gpu>(s->adapter);
     return std::unique_ptr<VulkanBackend>(new VulkanBackend(std::move(s)));
   } catch (const std::exception& e) {
@@ -391,6 +392,8 @@ DeviceInfo VulkanBackend::info() const {
   // bench picks its sizes by it (quick on a CPU device such as lavapipe).
   add(a.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, "device-type=cpu");
   add(lim.f16, "shader-f16");
+  // float16 buffer stores convert in the device's nearest-even conversion (gpu/ACCESSORS.md).
+  add(lim.f16 && f.rte16, "f16-rte");
   add(f.int8 && f.storage8, "int8");
   add(f.int16, "int16");
   // The same words as WebGPU's: used by the int8 kernels, or present and turned off.
