@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "core/profile.h"
-#include "gpu/vulkan/compile_pool.h"
+#include "core/task_pool.h"
 #include "gpu/vulkan/context.h"
 #include "gpu/vulkan/images.h"
 #include "gpu/vulkan/pipelines.h"
@@ -76,7 +76,7 @@ struct VulkanBackend::State {
   std::unique_ptr<vk::Gpu> gpu;  // null after a hang or a lost device, until the next run
   // Compile-ahead threads: one fewer than the cores, since the run's thread keeps one busy. Tasks
   // use `programs` and a Gpu's pipelines: drained before either goes (here, and in reap()).
-  vk::CompilePool compiler{std::max(1u, std::thread::hardware_concurrency()) - 1};
+  TaskPool compiler{std::max(1u, std::thread::hardware_concurrency()) - 1};
 
   ~State() {
     compiler.drain();
