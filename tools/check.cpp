@@ -113,10 +113,7 @@ class Lookahead {
   Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index,
             std::vector<BackendSlot>& slots, Lanes& lanes, LargeCase large)
       : sweep_(sweep), o_(o), match_(match), index_(index), slots_(slots), lanes_(lanes),
-        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)), large_(std::move(large)),
-        first_(index) {
-    warm_sweep();
-  }
+        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)), large_(std::move(large)) {}
 
   std::optional<Next> next() {
     while (queue_.size() < depth_ && k_ < sweep_.size()) {
@@ -133,8 +130,6 @@ class Lookahead {
       }
       queue_.push_back(std::move(n));
     }
-    hand_over_warm();
-    warm_sweep();
     if (queue_.empty()) return std::nullopt;
     Next n = std::move(queue_.front());
     queue_.pop_front();
@@ -153,55 +148,6 @@ class Lookahead {
   }
 
  private:
-  // The kernels of the cases ahead are handed to the backends to compile, a chunk of kWarmChunk
-  // cases at a time (a default sweep's 200 in one), not only those of the `depth` cases prepared
-  // ahead: on the H100 a cold pipeline takes ~0.25 s to create (NVIDIA's compiler), the run reaches a
-  // 16-case window's kernels long before they are made, and a sweep needs ~10-20 distinct ones.
-  // The cases are drawn here; their problems (inputs, no reference) are built on a worker thread and
-  // handed over by next() once the chunk is built; the next chunk starts when the run is half a
-  // chunk from the warmed end. A case that does not build, or breaks the contract, is left to its
-  // own run; the large case runs the kernels of the cases around it, so it is not built twice.
-  static constexpr int64_t kWarmChunk = 256;
-  void warm_sweep() {
-    if (warm_.valid() || warm_end_ >= sweep_.size() || k_ + kWarmChunk / 2 < warm_end_) return;
-    if (std::none_of(slots_.begin(), slots_.end(), [](const BackendSlot& s) { return s.backend != nullptr; })) return;
-    const std::optional<int64_t> large = sweep_.large_index();
-    std::vector<Case> cases;
-    const int64_t from = warm_end_;
-    warm_end_ = std::min(sweep_.size(), from + kWarmChunk);
-    for (int64_t k = from; k < warm_end_; ++k) {
-      if ((first_ + uint64_t(k)) % o_.shards != o_.shard || k == large) continue;
-      Phase drawing("check: draw the case (generators)");
-      Case c = sweep_.at(k);
-      if (!match_ || std::regex_search(c.id(), *match_)) cases.push_back(std::move(c));
-    }
-    warm_ = std::async(std::launch::async, [cases = std::move(cases)] {
-      std::vector<Problem> problems;
-      for (const Case& c : cases) {
-        try {
-          const OpDef& op = *find_op(c.op);
-          AllocationLimit limit(kMaxCaseBytes);
-          Problem p = op.make(c);
-          if (!op.validate(p)) problems.push_back(std::move(p));
-        } catch (const std::exception&) {
-          // The case's own run reports it.
-        }
-      }
-      return problems;
-    });
-  }
-  void hand_over_warm() {
-    if (!warm_.valid() || warm_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-    auto problems = std::make_shared<const std::vector<Problem>>(warm_.get());
-    const OpDef* op = &sweep_.op();
-    for (size_t s = 0; s < slots_.size(); ++s)
-      if (Backend* b = slots_[s].backend.get())
-        lanes_[s]->submit([b, op, problems] {
-          Phase ph("check: compile ahead a chunk of the sweep's kernels");
-          for (const Problem& p : *problems) b->warm(*op, p);
-        });
-  }
-
   const Sweep& sweep_;
   const CheckOptions& o_;
   const std::optional<std::regex>& match_;
@@ -212,9 +158,89 @@ class Lookahead {
   int64_t k_ = 0;
   std::deque<Next> queue_;
   LargeCase large_;
-  std::future<std::vector<Problem>> warm_;  // a chunk's problems (warm_sweep)
-  int64_t warm_end_ = 0;                     // cases before it are warmed or being warmed
-  const uint64_t first_;                     // the run position of the sweep's case 0
+};
+
+// The kernels of the cases ahead are handed to the backends to compile, kWarmChunk cases at a time,
+// up to kWarmAhead run positions past the case being judged, across sweeps: not only those of the
+// `depth` cases Lookahead prepares. On the H100 a cold pipeline takes ~0.25-0.4 s to create (NVIDIA's
+// compiler, Dawn's one device at a time), a sweep needs ~10-20 distinct ones and runs in about a
+// second, so the next sweeps' kernels compile while this one runs. The cases are drawn here; their
+// problems (inputs, no reference) are built on a worker thread and handed to the lanes once the
+// chunk is built. A case that does not build, or breaks the contract, is left to its own run; a
+// sweep's large case runs the kernels of the cases around it, so it is not built twice.
+class WarmAhead {
+ public:
+  WarmAhead(const std::vector<std::pair<const OpDef*, DType>>& sweeps, const CheckOptions& o,
+            const std::optional<std::regex>& match, std::vector<BackendSlot>& slots, Lanes& lanes)
+      : o_(o), match_(match), slots_(slots), lanes_(lanes) {
+    uint64_t first = 0;
+    for (auto [op, t] : sweeps) {
+      sweeps_.push_back(std::make_unique<Sweep>(*op, t, o.cases, o.seed));
+      first_.push_back(first);
+      first += uint64_t(sweeps_.back()->size());
+    }
+    if (std::none_of(slots.begin(), slots.end(), [](const BackendSlot& s) { return s.backend != nullptr; }))
+      j_ = sweeps_.size();  // nothing to warm
+  }
+
+  // `position`: the run position of the next case Lookahead prepares. Starts at most one chunk.
+  void advance(uint64_t position) {
+    if (building_.valid()) {
+      if (building_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+      hand_over(building_op_, std::make_shared<const std::vector<Problem>>(building_.get()));
+    }
+    if (j_ >= sweeps_.size() || first_[j_] + uint64_t(k_) > position + kWarmAhead) return;
+    const Sweep& sweep = *sweeps_[j_];
+    const std::optional<int64_t> large = sweep.large_index();
+    const int64_t end = std::min(sweep.size(), k_ + kWarmChunk);
+    std::vector<Case> cases;
+    for (int64_t k = k_; k < end; ++k) {
+      if ((first_[j_] + uint64_t(k)) % o_.shards != o_.shard || k == large) continue;
+      Phase drawing("check: draw the case (generators)");
+      Case c = sweep.at(k);
+      if (!match_ || std::regex_search(c.id(), *match_)) cases.push_back(std::move(c));
+    }
+    building_op_ = &sweep.op();
+    building_ = std::async(std::launch::async, [op = building_op_, cases = std::move(cases)] {
+      std::vector<Problem> problems;
+      for (const Case& c : cases) {
+        try {
+          AllocationLimit limit(kMaxCaseBytes);
+          Problem p = op->make(c);
+          if (!op->validate(p)) problems.push_back(std::move(p));
+        } catch (const std::exception&) {
+          // The case's own run reports it.
+        }
+      }
+      return problems;
+    });
+    k_ = end;
+    if (k_ == sweep.size()) ++j_, k_ = 0;
+  }
+
+ private:
+  static constexpr int64_t kWarmChunk = 256;
+  static constexpr uint64_t kWarmAhead = 512;
+
+  void hand_over(const OpDef* op, std::shared_ptr<const std::vector<Problem>> problems) {
+    for (size_t s = 0; s < slots_.size(); ++s)
+      if (Backend* b = slots_[s].backend.get())
+        lanes_[s]->submit([b, op, problems] {
+          Phase ph("check: compile ahead a chunk of cases' kernels");
+          for (const Problem& p : *problems) b->warm(*op, p);
+        });
+  }
+
+  const CheckOptions& o_;
+  const std::optional<std::regex>& match_;
+  std::vector<BackendSlot>& slots_;
+  Lanes& lanes_;
+  std::vector<std::unique_ptr<Sweep>> sweeps_;
+  std::vector<uint64_t> first_;  // the run position of each sweep's case 0
+  size_t j_ = 0;                 // the next case to warm: sweep j_, case k_
+  int64_t k_ = 0;
+  std::future<std::vector<Problem>> building_;  // a chunk's problems
+  const OpDef* building_op_ = nullptr;
 };
 
 // Shrinks each group's smallest drawn failure on its backend; the smaller failure it finds, if any,
@@ -332,6 +358,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
   for (size_t s = 0; s < slots.size(); ++s)
     if (slots[s].backend) lanes[s] = std::make_unique<TaskPool>(1);
   LargeCase next_large;
+  WarmAhead warm(sweeps, o, match, slots, lanes);
   for (size_t j = 0; j < sweeps.size(); ++j) {
     {
       auto [op, t] = sweeps[j];
@@ -367,6 +394,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
       auto last_progress = std::chrono::steady_clock::now();
       Lookahead ahead(sweep, o, match, index, slots, lanes, std::move(large));
       while (!stopped) {
+        warm.advance(index);
         auto next = ahead.next();
         if (!next) break;
         const int64_t k = next->k;
