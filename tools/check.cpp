@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <future>
@@ -77,6 +78,8 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
 // pure (counter-based inputs, a thread_local allocation limit); drawing a case (RapidCheck) and
 // every call into a backend stay on this thread. At most `depth` cases are held at once, so memory
 // stays flat; a sweep's one large case is the only big one in flight.
+constexpr size_t kInFlight = 8;  // cases a lane may judge ahead of the tally (run_check)
+
 // Every call into backend s (warm, judge) runs on lanes[s], in the order handed in: a case is judged
 // on every backend at once, so with two one's GPU round trip and compare overlap the other's (the
 // H100's default check, 7,200 runs, took 39 s one backend after the other), and a backend is still
@@ -354,6 +357,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
   std::vector<std::pair<const OpDef*, DType>> sweeps;
   for (auto& [op, dtypes] : run.plan)
     for (DType t : dtypes) sweeps.emplace_back(op, t);
+  std::atomic<bool> cancel{false};  // set when the run stops: queued judges return at once
   Lanes lanes(slots.size());
   for (size_t s = 0; s < slots.size(); ++s)
     if (slots[s].backend) lanes[s] = std::make_unique<TaskPool>(1);
@@ -393,35 +397,52 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
       }
       auto last_progress = std::chrono::steady_clock::now();
       Lookahead ahead(sweep, o, match, index, slots, lanes, std::move(large));
+      // Cases handed to the lanes and not yet tallied, in order: a lane runs up to kInFlight cases
+      // ahead of the tally, so one backend's slow case (a pipeline still compiling) does not hold the
+      // other back. A judge holds its case's shared_future, not a reference.
+      struct InFlight {
+        int64_t k;
+        uint64_t position;
+        std::shared_future<Expected> expected;
+        std::vector<std::future<CaseResult>> judged;
+      };
+      std::deque<InFlight> flight;
+      bool drawn_all = false;
       while (!stopped) {
-        warm.advance(index);
-        auto next = ahead.next();
-        if (!next) break;
-        const int64_t k = next->k;
-        const uint64_t position = next->position;
-        ++done;
-        progress.update(done, failing);
-        if (!next->expected.valid()) continue;  // --match leaves it out
+        while (!drawn_all && flight.size() < kInFlight) {
+          warm.advance(index);
+          auto next = ahead.next();
+          if (!next) {
+            drawn_all = true;
+            break;
+          }
+          if (!next->expected.valid()) {  // --match leaves it out
+            progress.update(++done, failing);
+            continue;
+          }
+          InFlight f{next->k, next->position, next->expected, std::vector<std::future<CaseResult>>(slots.size())};
+          for (size_t s = 0; s < slots.size(); ++s)
+            if (Backend* b = slots[s].backend.get()) {
+              auto task = std::make_shared<std::packaged_task<CaseResult()>>([b, x = f.expected, &cancel] {
+                return cancel ? CaseResult{} : judge(x.get(), *b);
+              });
+              f.judged[s] = task->get_future();
+              lanes[s]->submit([task] { (*task)(); });
+            }
+          flight.push_back(std::move(f));
+        }
+        if (flight.empty()) break;
+        InFlight current = std::move(flight.front());
+        flight.pop_front();
+        const int64_t k = current.k;
+        const uint64_t position = current.position;
+        progress.update(++done, failing);
         const Expected& e = [&]() -> const Expected& {
           Phase waiting("check: wait for the case's reference (prepared ahead)");
-          return next->expected.get();
+          return current.expected.get();
         }();
         const int64_t elements = input_elements(e);
-        std::vector<std::future<CaseResult>> judged(slots.size());
-        for (size_t s = 0; s < slots.size(); ++s)
-          if (Backend* b = slots[s].backend.get()) {
-            auto task = std::make_shared<std::packaged_task<CaseResult()>>([&e, b] { return judge(e, *b); });
-            judged[s] = task->get_future();
-            lanes[s]->submit([task] { (*task)(); });
-          }
-        // Each lane's judge holds `e`: all are over before this case's iteration is.
-        struct WaitAll {
-          std::vector<std::future<CaseResult>>& f;
-          ~WaitAll() {
-            for (auto& x : f)
-              if (x.valid()) x.wait();
-          }
-        } wait_all{judged};
+        std::vector<std::future<CaseResult>>& judged = current.judged;
         for (size_t s = 0; s < slots.size() && !stopped; ++s) {
           if (!slots[s].backend) continue;
           CaseResult r = judged[s].get();
@@ -471,6 +492,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
                        (long long)sweep.size());
         }
       }
+      cancel = stopped;  // judges still queued for the cases past the stop do nothing
       if (!o.quiet) {
         progress.clear();
         for (size_t s = first; s < run.groups.size(); ++s)
