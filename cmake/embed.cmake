@@ -1,7 +1,7 @@
-# Script mode: cmake -DOUT=file.cpp -DROOT=dir -DFILES="a;b" -P embed.cmake
-# Writes every file as a raw string literal keyed by its path relative to ROOT, so a binary carried
-# to another machine needs no source tree.
-set(body "#include <map>\n#include <string>\n#include <string_view>\nnamespace ts {\nconst std::map<std::string, std::string_view>& embedded_files() {\n  static const std::map<std::string, std::string_view> files = {\n")
+# Script mode: cmake -DOUT=file.cpp -DROOT=dir -DFUNC=name -DFILES="a;b" -P embed.cmake
+# Writes every file as a raw string literal keyed by its path relative to ROOT, returned by
+# `ts::FUNC()`, so a binary carried to another machine needs no source tree.
+set(body "#include <map>\n#include <string>\n#include <string_view>\nnamespace ts {\nconst std::map<std::string, std::string_view>& ${FUNC}() {\n  static const std::map<std::string, std::string_view> files = {\n")
 foreach(f ${FILES})
   file(READ "${f}" content)
   file(RELATIVE_PATH rel "${ROOT}" "${f}")

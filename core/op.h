@@ -2,7 +2,7 @@
 // An operator, defined once: its contract, how a case becomes input tensors, its float64 reference,
 // and the backend-neutral kernel plan that every GPU backend executes by name. Adding an operator =
 // one file in reference/ (this struct), one GLSL and one WGSL kernel, one generator in properties/,
-// and one line in core/registry.cpp.
+// and one line in reference/registry.cpp.
 #include <map>
 #include <memory>
 #include <optional>
@@ -115,7 +115,8 @@ struct OpDef {
   std::vector<Dispatch> (*plan)(const Problem&);           // valid problems only
   Tolerance (*tolerance)(const Problem&);                  // for output dtype == case dtype
   std::vector<Case> (*edge_cases)(DType);                  // hand-picked, valid and invalid
-  rc::Gen<Case> (*generator)(DType, bool valid);           // properties/: random valid / invalid cases
+  // properties/: random valid / invalid cases of this operator (call it with the OpDef itself).
+  rc::Gen<Case> (*generator)(const OpDef& op, DType, bool valid);
   // One case past 2^24 elements in some tensor (where an index held in a float32 stops being
   // exact) and past 65,535 x 64 invocations in some dispatch (where the grid folds into a second
   // dimension). The sweep of its dtype runs it after the edge cases: float32 (int8 for the int8-only

@@ -6,7 +6,6 @@
 
 #include "core/case_rules.h"
 #include "core/profile.h"
-#include "core/registry.h"
 #include "core/rng.h"
 
 namespace ts {
@@ -24,32 +23,11 @@ std::string_view outcome_name(Outcome o) {
   return "?";
 }
 
-namespace {
-
-// The case's operator, with the case checked against its declaration; throws UsageError.
-const OpDef& declared_op(const Case& c) {
-  const OpDef* op = find_op(c.op);
-  if (!op) {
-    std::string names;
-    for (const OpDef* o : all_ops()) names += (names.empty() ? "" : ", ") + o->name;
-    throw UsageError(cat("unknown operator '", c.op, "' (operators: ", names, ")"));
-  }
-  check_case(*op, c);
-  return *op;
-}
-
-}  // namespace
-
-Case parse_case(std::string_view id) {
-  Case c = Case::parse(id);
-  declared_op(c);
-  return c;
-}
-
-Expected prepare(const Case& c, uint64_t max_bytes) {
+Expected prepare(const OpDef& op, const Case& c, uint64_t max_bytes) {
+  check_case(op, c);
   Expected e;
   e.c = c;
-  e.op = &declared_op(c);
+  e.op = &op;
   AllocationLimit limit(max_bytes);
   Phase ph("prepare: inputs, reference, tolerance");
   try {

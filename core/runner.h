@@ -24,15 +24,12 @@ struct Expected {
   std::string error;                   // the case could not even be built (malformed vars, crash)
 };
 
-// A case id as a user gives it: parsed, its operator known, and checked against the operator's
-// declaration (core/case_rules.h). Throws UsageError.
-Case parse_case(std::string_view id);
-
-// Builds the reference side of a case. Throws UsageError if the case breaks its operator's
-// declaration or exceeds kMaxCaseBytes (both before allocating); any other failure to build it is
-// recorded in `error` (an ERROR outcome).
+// Builds the reference side of a case of `op`. Throws UsageError if the case breaks the operator's
+// declaration or exceeds `max_bytes` (both before allocating); any other failure to build it is
+// recorded in `error` (an ERROR outcome). Callers name a case by id: ts::prepare(const Case&)
+// in reference/registry.h finds its operator.
 // `max_bytes`: the host memory a case may take (check: kMaxCaseBytes; bench states its own).
-Expected prepare(const Case& c, uint64_t max_bytes = kMaxCaseBytes);
+Expected prepare(const OpDef& op, const Case& c, uint64_t max_bytes = kMaxCaseBytes);
 
 struct CaseResult {
   std::string id;

@@ -6,12 +6,15 @@
 #include <nlohmann/json.hpp>
 
 #include "core/contract.h"
-#include "core/embedded.h"
 #include "goldens/files.h"
 #include "goldens/safetensors.h"
 #include "goldens/sha256.h"
 
 namespace ts {
+
+// The files CMakeLists.txt lists as deciding reference values, embedded by cmake/embed.cmake.
+const std::map<std::string, std::string_view>& embedded_reference_sources();
+
 namespace {
 
 using json = nlohmann::json;
@@ -44,12 +47,7 @@ bool is_golden_file_name(std::string_view name) {
 
 std::map<std::string, std::string> reference_sources() {
   std::map<std::string, std::string> out;
-  for (auto& [path, text] : embedded_files()) {
-    bool ref = path.rfind("reference/", 0) == 0 && (ends_with(path, ".cpp") || ends_with(path, ".h"));
-    // Of core/, only what decides a golden's bytes: input data, dtype rounding, case parsing.
-    bool core = path == "core/rng.h" || path == "core/tensor.cpp" || path == "core/half.cpp" || path == "core/case.cpp";
-    if (ref || core) out[path] = sha256_hex(text);
-  }
+  for (auto& [path, text] : embedded_reference_sources()) out[path] = sha256_hex(text);
   return out;
 }
 

@@ -12,12 +12,12 @@
 #include <set>
 #include <stdexcept>
 
-#include "core/registry.h"
 #include "core/runner.h"
 #include "goldens/files.h"
 #include "goldens/manifest.h"
 #include "goldens/sha256.h"
 #include "reference/coverage.h"
+#include "reference/registry.h"
 
 namespace ts {
 namespace {

@@ -7,9 +7,9 @@
 #include <filesystem>
 
 #include "core/case_rules.h"
-#include "core/registry.h"
 #include "goldens/files.h"
 #include "goldens/manifest.h"
+#include "reference/registry.h"
 
 namespace ts {
 namespace {

@@ -300,7 +300,11 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
 void GpuBackend::warm(const OpDef& op, const Problem& p) {
   try {
     Laid laid;
-    if (lay_out(op, p, laid)) return;  // nothing will run
+    {
+      Phase ph("gpu: compile ahead: lay out");
+      if (lay_out(op, p, laid)) return;  // nothing will run
+    }
+    Phase ph("gpu: compile ahead: hand over");
     precompile(laid.plan, laid.phys, laid.dtypes, p.dtype);
   } catch (const std::exception&) {
     // run() meets the same problem and reports it as the case's outcome.

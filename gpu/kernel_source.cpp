@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "core/contract.h"
-#include "core/embedded.h"
+#include "gpu/embedded.h"
 
 namespace ts {
 namespace {

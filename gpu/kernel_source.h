@@ -18,7 +18,7 @@ namespace ts {
 using IncludeReader = std::function<std::optional<std::string>(const std::string& name)>;
 
 // `source` with every line `#include "name"` (blanks allowed around it) replaced by the text of
-// `dir` + name: as `read` returns it when given, else as embedded in the binary (core/embedded.h),
+// `dir` + name: as `read` returns it when given, else as embedded in the binary (gpu/embedded.h),
 // with its own includes resolved the same way. A file included once is not included again (its
 // later #include lines become empty), so two includes may both need a third. Every other line is
 // kept as it is, so a source without includes comes back unchanged. Throws std::runtime_error naming

@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "properties/gen_common.h"
-#include "reference/ops.h"
+#include "properties/generators.h"
 
 namespace ts {
 namespace {
@@ -45,7 +45,7 @@ void quantization(Case& c) {
 
 }  // namespace
 
-rc::Gen<Case> gen_q8ta_linear(DType t, bool valid) {
+rc::Gen<Case> gen_q8ta_linear(const OpDef&, DType t, bool valid) {
   return rc::gen::exec([t, valid] {
     Case c{"q8ta_linear", {}, t, "buffer", 0};
     int64_t M = *weightedOneOf<int64_t>({{1, just<int64_t>(1)}, {1, inRange<int64_t>(2, 18)}});
@@ -105,7 +105,7 @@ rc::Gen<Case> gen_q8ta_linear(DType t, bool valid) {
   });
 }
 
-rc::Gen<Case> gen_q8ta_add(DType t, bool valid) {
+rc::Gen<Case> gen_q8ta_add(const OpDef&, DType t, bool valid) {
   return rc::gen::exec([t, valid] {
     Case c{"q8ta_add", {}, t, "buffer", 0};
     const int rank = *inRange(1, 5);
@@ -175,7 +175,7 @@ rc::Gen<Case> gen_q8ta_add(DType t, bool valid) {
 // multiplier 1 or 2); channels around multiples of 4 (3, 4, 5, 8, 13); spatial sizes from the
 // smallest the window allows (1x1 outputs) up; both packed layouts (sometimes a buffer) on x and
 // out independently; every impl that applies.
-rc::Gen<Case> gen_q8ta_conv2d(DType t, bool valid) {
+rc::Gen<Case> gen_q8ta_conv2d(const OpDef&, DType t, bool valid) {
   return rc::gen::exec([t, valid] {
     Case c{"q8ta_conv2d", {}, t, "buffer", 0};
     using Kernel = std::pair<int64_t, int64_t>;

@@ -2,12 +2,12 @@
 // invalid cases that break exactly one contract rule each (the rule is itself generated). Every
 // case draws a layout per tensor (gen::storage), mixed layouts as often as uniform ones.
 #include "properties/gen_common.h"
-#include "reference/ops.h"
+#include "properties/generators.h"
 
 namespace ts {
 
-rc::Gen<Case> gen_rope_llama(DType t, bool valid) {
-  return rc::gen::exec([t, valid] {
+rc::Gen<Case> gen_rope_llama(const OpDef& op, DType t, bool valid) {
+  return rc::gen::exec([o = &op, t, valid] {
     Case c{"rope_llama", {}, t, "buffer", 0};
     int64_t Hkv = *rc::gen::inRange<int64_t>(1, 9);
     int64_t ratio = *rc::gen::element<int64_t>(1, 2, 4, 8, 3);  // GQA ratios; Hkv = 1 is MQA
@@ -16,7 +16,7 @@ rc::Gen<Case> gen_rope_llama(DType t, bool valid) {
     c.set("D", D);
     if (int64_t pos = gen::position()) c.set("pos", pos);
     gen::tables(c);
-    c.storage = gen::storage(rope_llama_op());
+    c.storage = gen::storage(*o);
     if (!valid) {
       switch (*rc::gen::inRange(0, 7)) {
         case 0: c.set("D", D + 1); break;  // freqs follow D/2: only head_dim_even breaks
@@ -33,8 +33,8 @@ rc::Gen<Case> gen_rope_llama(DType t, bool valid) {
   });
 }
 
-rc::Gen<Case> gen_rope_cis(DType t, bool valid) {
-  return rc::gen::exec([t, valid] {
+rc::Gen<Case> gen_rope_cis(const OpDef& op, DType t, bool valid) {
+  return rc::gen::exec([o = &op, t, valid] {
     Case c{"rope_cis", {}, t, "buffer", 0};
     int64_t C = gen::head_dim();
     const int64_t N = gen::packed_dim(1, 64);
@@ -43,7 +43,7 @@ rc::Gen<Case> gen_rope_cis(DType t, bool valid) {
     if (int64_t pos = gen::position()) c.set("pos", pos);
     gen::tables(c);
     // The flat table [N*C/2, 2] is N*C/2 texels high or deep in texture3d_w and texture3d_c.
-    c.storage = gen::storage(rope_cis_op(), [&](const std::string& tensor, const std::string& layout) {
+    c.storage = gen::storage(*o, [&](const std::string& tensor, const std::string& layout) {
       return tensor != "freqs_cis" || fshape != "nc2_2" || gen::texture_fits({N * C / 2, 2}, t, layout);
     });
     if (!valid) {
@@ -61,15 +61,15 @@ rc::Gen<Case> gen_rope_cis(DType t, bool valid) {
   });
 }
 
-rc::Gen<Case> gen_rope_half(DType t, bool valid) {
-  return rc::gen::exec([t, valid] {
+rc::Gen<Case> gen_rope_half(const OpDef& op, DType t, bool valid) {
+  return rc::gen::exec([o = &op, t, valid] {
     Case c{"rope_half", {}, t, "buffer", 0};
     int64_t D = gen::head_dim();
     c.set("B", *rc::gen::inRange<int64_t>(1, 3)).set("H", *rc::gen::inRange<int64_t>(1, 9)).set("S", gen::seq_len());
     c.set("D", D);
     if (int64_t pos = gen::position()) c.set("pos", pos);
     gen::tables(c);
-    c.storage = gen::storage(rope_half_op());
+    c.storage = gen::storage(*o);
     if (!valid) {
       switch (*rc::gen::inRange(0, 3)) {
         case 0: c.set("D", D + 1); break;
@@ -82,8 +82,8 @@ rc::Gen<Case> gen_rope_half(DType t, bool valid) {
   });
 }
 
-rc::Gen<Case> gen_rope_matrix(DType t, bool valid) {
-  return rc::gen::exec([t, valid] {
+rc::Gen<Case> gen_rope_matrix(const OpDef& op, DType t, bool valid) {
+  return rc::gen::exec([o = &op, t, valid] {
     Case c{"rope_matrix", {}, t, "buffer", 0};
     std::string mode = *rc::gen::element<std::string>("half", "interleave", "dense");
     int64_t D = gen::head_dim();
@@ -95,7 +95,7 @@ rc::Gen<Case> gen_rope_matrix(DType t, bool valid) {
     }
     if (mode == "dense" && *rc::gen::arbitrary<bool>()) c.set("D", D - 1);  // dense m allows odd D
     if (int64_t pos = gen::position()) c.set("pos", pos);
-    c.storage = gen::storage(rope_matrix_op());
+    c.storage = gen::storage(*o);
     if (!valid) {
       int64_t d = c.get("D");
       switch (*rc::gen::inRange(0, 3)) {

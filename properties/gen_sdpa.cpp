@@ -3,12 +3,12 @@
 // contexts, explicit scales, logits large enough to overflow an unstable softmax, every kernel
 // implementation), and invalid ones that break exactly one contract rule each.
 #include "properties/gen_common.h"
-#include "reference/ops.h"
+#include "properties/generators.h"
 
 namespace ts {
 
-rc::Gen<Case> gen_sdpa(DType t, bool valid) {
-  return rc::gen::exec([t, valid] {
+rc::Gen<Case> gen_sdpa(const OpDef& op, DType t, bool valid) {
+  return rc::gen::exec([o = &op, t, valid] {
     Case c{"sdpa", {}, t, "buffer", 0};
     int64_t Hkv = *rc::gen::inRange<int64_t>(1, 5);
     const int64_t ratio = *rc::gen::element<int64_t>(1, 2, 3, 4, 8);  // GQA ratios; Hkv = 1 is MQA
@@ -26,7 +26,7 @@ rc::Gen<Case> gen_sdpa(DType t, bool valid) {
     if (*rc::gen::inRange(0, 4) == 0) c.set("Cmax", pos + S + *rc::gen::inRange<int64_t>(0, 9));  // 0: a full cache
     if (*rc::gen::inRange(0, 4) == 0) c.set("scale_milli", *rc::gen::inRange<int64_t>(50, 2000));
     if (*rc::gen::inRange(0, 6) == 0) c.set("logit_scale", *rc::gen::inRange<int64_t>(100, 400));
-    c.storage = gen::storage(sdpa_op());  // q, k, v in any float layout, out buffer or texture3d_w
+    c.storage = gen::storage(*o);  // q, k, v in any float layout, out buffer or texture3d_w
     if (!valid) {
       const int64_t Cmax = c.get("Cmax", pos + S + 4);
       auto more = [] { return *rc::gen::inRange<int64_t>(1, 4); };

@@ -230,10 +230,16 @@ bool accumulator_inputs(Contract& c, const Problem& p, size_t rank) {
   return true;
 }
 
-void accumulator_quantization(const Case& c, Problem& p, int64_t K, IntRange xr, IntRange wr, int64_t Ns, int64_t Nb) {
+Problem accumulator_problem(const Case& c, const Shape& x, const Shape& weight, int64_t K, int64_t Ns, int64_t Nb) {
+  const int64_t x_zp = c.get("x_zp", 0), range = c.get("range", 128), out_zp = c.get("out_zp", 0);
+  Problem p;
+  p.dtype = c.dtype;
+  p.storage = c.storage;
+  const IntRange xr = data_range(x_zp, range), wr = range >= 128 ? IntRange{} : IntRange{-range, range};
+  p.inputs["x"] = int_tensor(dtype_of(c, "x", DType::i8), x, c.seed, "x", xr.lo, xr.hi);
+  p.inputs["weight"] = int_tensor(dtype_of(c, "weight", DType::i8), weight, c.seed, "weight", wr.lo, wr.hi);
   const std::string mode = c.word("scales", "random"), bad = c.word("bad_value", "none");
   const bool pow2 = mode != "random";
-  const int64_t x_zp = c.get("x_zp", 0), out_zp = c.get("out_zp", 0);
   double is = draw_scale(pow2, -8, c.seed, "input_scale", 0);
   auto ws_of = [&](int64_t n) { return draw_scale(pow2, -8, c.seed, "weight_scales", uint64_t(n)); };
   // A typical |acc * input_scale * weight_scale|: K terms of their rms size, signs independent.
@@ -270,13 +276,30 @@ void accumulator_quantization(const Case& c, Problem& p, int64_t K, IntRange xr,
   p.params["input_zero_point"] = x_zp;
   p.params["output_scale"] = os;
   p.params["output_zero_point"] = out_zp;
+  return p;
 }
 
-Var accumulator_bad_value() {
-  return word_var("bad_value",
-                  {"none", "input_scale_zero", "output_scale_negative", "output_scale_not_f32", "weight_scale_nan",
-                   "weight_scale_huge", "bias_nan", "bias_huge"},
-                  "none", "one invalid scale or bias value (scales_valid, bias_range)");
+std::vector<Var> accumulator_vars(Var weight_dim, const std::string& channels) {
+  std::vector<Var> v = {word_var("bias", {"yes", "no"}, "yes", "whether the optional bias is given"),
+                        int_var("x_zp", -1000, 1000, "0", "input_zero_point (outside [-128, 127]: invalid)")};
+  for (Var& c : common_vars()) v.push_back(std::move(c));
+  v.push_back(word_var("bad_value",
+                       {"none", "input_scale_zero", "output_scale_negative", "output_scale_not_f32", "weight_scale_nan",
+                        "weight_scale_huge", "bias_nan", "bias_huge"},
+                       "none", "one invalid scale or bias value (scales_valid, bias_range)"));
+  v.push_back(std::move(weight_dim));
+  v.push_back(int_var("Ns", 0, kMaxDim, channels, "length of weight_scales"));
+  v.push_back(int_var("Nb", 0, kMaxDim, channels, "length of bias"));
+  return v;
+}
+
+Tensors int8_output(const std::string& output, const Shape& shape, const Requant& r) {
+  Tensor out(DType::i8, shape);
+  int8_t* o = reinterpret_cast<int8_t*>(out.bytes.data());
+  for (size_t i = 0; i < r.v.size(); ++i) o[i] = int8_t(requantize(r.v[i], r.zp));
+  Tensors t;
+  t.emplace(output, std::move(out));
+  return t;
 }
 
 Tolerance int8_tolerance(const std::string& output, const Shape& shape, const Requant& r) {

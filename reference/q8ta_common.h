@@ -91,12 +91,15 @@ std::vector<Var> common_vars();
 // ---- Operators that requantize an int32 accumulator (q8ta_linear, q8ta_conv2d) ----
 // out = clamp(rne((acc * input_scale * weight_scales[n] + bias[n]) / output_scale) + out_zp, ...).
 
-// The quantization of such a case (make): input_scale, weight_scales [Ns], bias [Nb] (when the id
-// asks for one), output_scale chosen for a reduction of K terms of x in xr and weights in wr, the
-// zero points x_zp and out_zp, and the id's bad_value, from the stream of the case's seed.
-void accumulator_quantization(const Case& c, Problem& p, int64_t K, IntRange xr, IntRange wr, int64_t Ns, int64_t Nb);
-// The id variable bad_value of such an operator: one invalid scale or bias value.
-Var accumulator_bad_value();
+// The inputs of such a case (make), from the stream of the case's seed: x and weight of these
+// shapes, int8 around x_zp within the id's range; input_scale, weight_scales [Ns], bias [Nb] (when
+// the id asks for one), output_scale chosen for a reduction of K terms; the zero points x_zp and
+// out_zp, and the id's bad_value.
+Problem accumulator_problem(const Case& c, const Shape& x, const Shape& weight, int64_t K, int64_t Ns, int64_t Nb);
+// The id variables of such an operator: bias, x_zp, common_vars(), bad_value (one invalid scale or
+// bias value), then the invalid cases' overrides: `weight_dim` (weight's reduction dimension), and
+// Ns and Nb, the lengths of weight_scales and bias, which default to `channels`.
+std::vector<Var> accumulator_vars(Var weight_dim, const std::string& channels);
 // Its inputs' presence, ranks and dtypes (rules input_rank, input_dtypes): x and weight int8 of
 // `rank`, weight_scales float32 of rank 1, the optional bias float32 of rank 1. False when the
 // shapes cannot be read further (an input missing or of the wrong rank).
@@ -117,6 +120,8 @@ Requant linear_requant(const Problem& p);  // q8ta_linear.cpp
 Requant add_requant(const Problem& p);     // q8ta_add.cpp
 Requant conv2d_requant(const Problem& p);  // q8ta_conv2d.cpp
 
+// The reference's int8 output from its requantization terms: requantize(v, zp) element by element.
+Tensors int8_output(const std::string& output, const Shape& shape, const Requant& r);
 // The tolerance of an int8 output from its requantization terms: elem = slack(v, d, zp).
 Tolerance int8_tolerance(const std::string& output, const Shape& shape, const Requant& r);
 

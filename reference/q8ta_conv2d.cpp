@@ -86,15 +86,8 @@ bool uses_im2col(const Problem& p, const Geom& g) {
 Problem make(const Case& c) {
   const int64_t N = c.get("N", 1), C_in = c.get("C_in"), H = c.get("H"), W = c.get("W"), C_out = c.get("C_out");
   const int64_t KH = c.get("KH"), KW = c.get("KW"), groups = c.get("groups", 1);
-  const int64_t Cg = c.get("Cw", groups >= 1 ? C_in / groups : C_in), Ns = c.get("Ns", C_out), Nb = c.get("Nb", C_out);
-  const int64_t x_zp = c.get("x_zp", 0), range = c.get("range", 128);
-  Problem p;
-  p.dtype = c.dtype;
-  p.storage = c.storage;
-  const IntRange xr = data_range(x_zp, range), wr = range >= 128 ? IntRange{} : IntRange{-range, range};
-  p.inputs["x"] = int_tensor(dtype_of(c, "x", DType::i8), {N, C_in, H, W}, c.seed, "x", xr.lo, xr.hi);
-  p.inputs["weight"] = int_tensor(dtype_of(c, "weight", DType::i8), {C_out, Cg, KH, KW}, c.seed, "weight", wr.lo, wr.hi);
-  accumulator_quantization(c, p, Cg * KH * KW, xr, wr, Ns, Nb);
+  const int64_t Cg = c.get("Cw", groups >= 1 ? C_in / groups : C_in);
+  Problem p = accumulator_problem(c, {N, C_in, H, W}, {C_out, Cg, KH, KW}, Cg * KH * KW, c.get("Ns", C_out), c.get("Nb", C_out));
   p.params["stride"] = {c.get("sh", 1), c.get("sw", 1)};
   p.params["padding"] = {c.get("ph", 0), c.get("pw", 0)};
   p.params["dilation"] = {c.get("dh", 1), c.get("dw", 1)};
@@ -207,13 +200,7 @@ Requant conv2d_requant(const Problem& p) {
 
 namespace {
 
-Tensors reference(const Problem& p) {
-  const Requant r = conv2d_requant(p);
-  Tensor out(DType::i8, geometry(p).out());
-  int8_t* o = reinterpret_cast<int8_t*>(out.bytes.data());
-  for (size_t i = 0; i < r.v.size(); ++i) o[i] = int8_t(requantize(r.v[i], r.zp));
-  return {{"out", std::move(out)}};
-}
+Tensors reference(const Problem& p) { return int8_output("out", geometry(p).out(), conv2d_requant(p)); }
 
 std::vector<BufferSpec> buffers(const Problem& p) {
   const Geom g = geometry(p);
@@ -371,15 +358,9 @@ std::vector<Var> vars() {
       int_var("groups", 0, kMaxDim, "1", "groups (C_in = groups = C_out: depthwise)"),
       word_var("impl", {"auto", "general", "im2col"}, "auto",
                "general: sliding window, any groups; im2col: groups = 1 and C_in % 4 == 0, columns then the int8 "
-               "GEMM; auto: im2col exactly where it applies"),
-      word_var("bias", {"yes", "no"}, "yes", "whether the optional bias is given"),
-      int_var("x_zp", -1000, 1000, "0", "input_zero_point (outside [-128, 127]: invalid)")};
-  for (Var& c : common_vars()) v.push_back(std::move(c));
-  v.push_back(accumulator_bad_value());
-  // Invalid cases override one shape at a time:
-  v.push_back(int_var("Cw", 0, kMaxDim, "C_in/groups", "weight's second dimension"));
-  v.push_back(int_var("Ns", 0, kMaxDim, "C_out", "length of weight_scales"));
-  v.push_back(int_var("Nb", 0, kMaxDim, "C_out", "length of bias"));
+               "GEMM; auto: im2col exactly where it applies")};
+  for (Var& a : accumulator_vars(int_var("Cw", 0, kMaxDim, "C_in/groups", "weight's second dimension"), "C_out"))
+    v.push_back(std::move(a));
   return v;
 }
 

@@ -30,15 +30,7 @@ constexpr uint32_t kGemvThreads = 64;  // one GEMV workgroup: the threads that s
 
 Problem make(const Case& c) {
   const int64_t M = c.get("M"), K = c.get("K"), N = c.get("N");
-  const int64_t Kw = c.get("Kw", K), Ns = c.get("Ns", N), Nb = c.get("Nb", N);
-  const int64_t x_zp = c.get("x_zp", 0), range = c.get("range", 128);
-  Problem p;
-  p.dtype = c.dtype;
-  p.storage = c.storage;
-  const IntRange xr = data_range(x_zp, range), wr = range >= 128 ? IntRange{} : IntRange{-range, range};
-  p.inputs["x"] = int_tensor(dtype_of(c, "x", DType::i8), {M, K}, c.seed, "x", xr.lo, xr.hi);
-  p.inputs["weight"] = int_tensor(dtype_of(c, "weight", DType::i8), {N, Kw}, c.seed, "weight", wr.lo, wr.hi);
-  accumulator_quantization(c, p, K, xr, wr, Ns, Nb);
+  Problem p = accumulator_problem(c, {M, K}, {N, c.get("Kw", K)}, K, c.get("Ns", N), c.get("Nb", N));
   p.params["impl"] = c.word("impl", "auto");
   return p;
 }
@@ -115,11 +107,7 @@ Requant linear_requant(const Problem& p) {
 namespace {
 
 Tensors reference(const Problem& p) {
-  const Requant r = linear_requant(p);
-  Tensor out(DType::i8, {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]});
-  int8_t* o = reinterpret_cast<int8_t*>(out.bytes.data());
-  for (size_t i = 0; i < r.v.size(); ++i) o[i] = int8_t(requantize(r.v[i], r.zp));
-  return {{"out", std::move(out)}};
+  return int8_output("out", {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]}, linear_requant(p));
 }
 
 std::vector<BufferSpec> buffers(const Problem& p) {
@@ -234,15 +222,8 @@ std::vector<Var> vars() {
       int_var("M", 0, kMaxDim, "", "rows of x (1: GEMV)"),
       int_var("K", 0, kMaxDim, "", "reduction length"),
       int_var("N", 0, kMaxDim, "", "output channels"),
-      word_var("impl", {"auto", "tiled", "gemv"}, "auto", "tiled: 4x4 output tiles; gemv: M = 1, 64 threads split K; auto: gemv iff M = 1"),
-      word_var("bias", {"yes", "no"}, "yes", "whether the optional bias is given"),
-      int_var("x_zp", -1000, 1000, "0", "input_zero_point (outside [-128, 127]: invalid)")};
-  for (Var& c : common_vars()) v.push_back(std::move(c));
-  v.push_back(accumulator_bad_value());
-  // Invalid cases override one shape at a time:
-  v.push_back(int_var("Kw", 0, kMaxDim, "K", "weight's K"));
-  v.push_back(int_var("Ns", 0, kMaxDim, "N", "length of weight_scales"));
-  v.push_back(int_var("Nb", 0, kMaxDim, "N", "length of bias"));
+      word_var("impl", {"auto", "tiled", "gemv"}, "auto", "tiled: 4x4 output tiles; gemv: M = 1, 64 threads split K; auto: gemv iff M = 1")};
+  for (Var& a : accumulator_vars(int_var("Kw", 0, kMaxDim, "K", "weight's K"), "N")) v.push_back(std::move(a));
   return v;
 }
 

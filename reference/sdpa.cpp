@@ -13,7 +13,13 @@ namespace ts {
 namespace {
 
 const char* const kInputs[] = {"q", "k", "v", "k_cache", "v_cache"};
-constexpr int64_t kTile = 4;  // the tiled kernels' register tile: 4x4 (QK) and 4 rows x one vec4 (AV)
+// impl=tiled: sdpa_qk_tiled and sdpa_av_tiled are tiled GEMMs per kv head over its S*G query rows
+// (the G heads of a kv head share each K/V tile in shared memory); sdpa_softmax shares a
+// workgroup's invocations among a few rows (naive's too).
+constexpr uint32_t kTiledWg = 256;   // = the kernels' WG
+constexpr uint64_t kTiledRows = 128; // = their TM: query rows a workgroup
+constexpr uint64_t kTiledCols = 64;  // = sdpa_qk_tiled's TN (keys) and sdpa_av_tiled's 4 * TD4 (head dims)
+constexpr uint64_t kSoftmaxKeys = 8; // = sdpa_softmax's KR: keys an invocation holds in registers
 
 // impl=split (flash-decoding, gpu/vulkan/shaders/sdpa_split_partial.comp): a workgroup of kSplitWg
 // invocations takes `qblock` query rows of one kv head (its GQA heads, then the next positions: they
@@ -247,9 +253,9 @@ double flops(const Problem& p) {
 }
 
 // update_cache -> QK scores -> softmax (in place) -> AV, in one submission. `impl` picks the QK and
-// AV kernels: one output element per invocation (naive) or a 4x4 register tile (tiled). split: two
-// dispatches, partial (scores, chunk softmax statistics and weighted V per chunk, in shared memory;
-// this step's keys read from k and v) -> combine (rescales each chunk by exp(m_j - M) and
+// AV kernels: one output element per invocation (naive) or shared-memory tiled GEMMs (tiled). split:
+// two dispatches, partial (scores, chunk softmax statistics and weighted V per chunk, in shared
+// memory; this step's keys read from k and v) -> combine (rescales each chunk by exp(m_j - M) and
 // normalises; 16 invocations per output texel split the chunks, so that long contexts keep the GPU
 // busy; it also writes the new cache rows, which nothing reads after it).
 std::vector<Dispatch> plan(const Problem& p) {
@@ -288,12 +294,39 @@ std::vector<Dispatch> plan(const Problem& p) {
     return v;
   }
   v.push_back(dispatch("sdpa_update_cache", S * Hkv * D4));
-  const uint64_t s_tiles = div_up(S, kTile), c_tiles = div_up(ctx, kTile);
-  if (impl == "naive") v.push_back(dispatch("sdpa_qk_naive", Hq * S * ctx));
-  else v.push_back(dispatch("sdpa_qk_tiled", Hq * s_tiles * c_tiles, {"SKIP_MASKED_TILES=1"}));
-  v.push_back(dispatch("sdpa_softmax", Hq * S));
-  if (impl == "naive") v.push_back(dispatch("sdpa_av_naive", out_texels(p, "out", q)));  // one per texel
-  else v.push_back(dispatch("sdpa_av_tiled", Hq * s_tiles * D4));
+  // A workgroup's tile: kTiledRows query rows (s*G + g) of one kv head.
+  const uint64_t rtiles = div_up(S * (Hq / Hkv), kTiledRows);
+  auto tiled = [&](std::string kernel, uint64_t workgroups, std::vector<std::string> defines = {}) {
+    Dispatch d = dispatch(std::move(kernel), workgroups * kTiledWg, std::move(defines));
+    d.uniforms.erase("n");
+    d.uniforms["rtiles"] = double(rtiles);
+    d.workgroup = kTiledWg;
+    return d;
+  };
+  if (impl == "naive") {
+    v.push_back(dispatch("sdpa_qk_naive", Hq * S * ctx));
+  } else {
+    Dispatch qk = tiled("sdpa_qk_tiled", div_up(ctx, kTiledCols) * rtiles * Hkv, {"SKIP_MASKED_TILES=1"});
+    qk.uniforms["ctiles"] = double(div_up(ctx, kTiledCols));
+    v.push_back(std::move(qk));
+  }
+  // tpr invocations a row, from 32 up to a workgroup: kSoftmaxKeys keys each where that is enough
+  // (the row is then read once into registers), fewer barriers and idle invocations for short rows.
+  uint64_t tpr = 32;
+  while (tpr < kTiledWg && tpr * kSoftmaxKeys < ctx) tpr *= 2;
+  Dispatch softmax = dispatch("sdpa_softmax", div_up(Hq * S, kTiledWg / tpr) * kTiledWg);
+  softmax.uniforms["n"] = double(Hq * S);
+  softmax.uniforms["tpr"] = double(tpr);
+  softmax.workgroup = kTiledWg;
+  v.push_back(std::move(softmax));
+  if (impl == "naive") {
+    v.push_back(dispatch("sdpa_av_naive", out_texels(p, "out", q)));  // one per texel
+  } else {
+    const uint64_t dtiles = div_up(D4, kTiledCols / 4);
+    Dispatch av = tiled("sdpa_av_tiled", rtiles * dtiles * Hkv);
+    av.uniforms["dtiles"] = double(dtiles);
+    v.push_back(std::move(av));
+  }
   return v;
 }
 
@@ -322,6 +355,10 @@ std::vector<Dispatch> plan(const Problem& p) {
 // (the first grows without limit once huge logits make the score errors reach units).
 // exp(MASKED - max) is within (3 + 2e30) ulp of 0 by the letter of the specs, below 2^-48 (every
 // device returns 0): masked weights add (ctx - n) 2^-46 max_c |v_cd|.
+// The softmax (naive's and tiled's) never reads the masked scores and stores their weights as
+// exactly 0 (a term the bound above allows for, now nil), and reduces max and sum as a tree (any
+// order is covered); the tiled AV adds those exact zeros past a row's limit inside its tile (they
+// change no sum): the same bound holds.
 // impl=split computes the same function in another arithmetic (sdpa_split_*.comp). Key c of chunk
 // j (m_j its chunk's max, M = max_j m_j = max s) weighs e_c = exp(s_c - m_j), and the combine
 // forms out_d = (sum_j a_j o_jd) * (1 / L), a_j = exp(m_j - M), o_jd = sum_{c in j} e_c v_cd,
@@ -502,7 +539,7 @@ const OpDef& sdpa_op() {
        int_var("pos", -kMaxPos, kMaxPos, "0", "input_pos: the cache row of the first query (negative: invalid)"),
        int_var("Cmax", 0, kMaxPos, "pos+S+4", "cache rows (the default leaves stale rows past ctx that must not be read)"),
        word_var("impl", {"naive", "tiled", "split"}, "tiled",
-                "kernels: one element per invocation, 4x4 register tiles, or split context (flash-decoding)"),
+                "kernels: one element per invocation, shared-memory tiled GEMMs, or split context (flash-decoding)"),
        int_var("scale_milli", -1000000, 1000000, "1000/sqrt(D)", "scale = scale_milli / 1000"),
        int_var("logit_scale", 1, 100000, "1", "q drawn from [-L, L] instead of [-1, 1] (large logits)"),
        // Invalid cases override one shape at a time:

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/embedded.h"
+#include "gpu/embedded.h"
 #include "gpu/kernel_source.h"
 
 namespace ts::test {

@@ -1,7 +1,8 @@
 #pragma once
 // The fixture of the int8 suites (test_q8ta_backends.cpp, test_q8ta_conv2d.cpp), instantiated once per
 // GPU backend: the shared backend (packed dot product where the device has it), its scalar twin
-// (int_dot off), and fresh backends with a bug spliced into one kernel per language.
+// (int_dot off), fresh backends with a bug spliced into one kernel per language, and the default
+// sweep judged on the shared one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,10 +10,11 @@
 #include <memory>
 #include <string>
 
-#include "core/runner.h"
 #include "gpu/gpu_backend.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
+#include "tools/sweep.h"
 
 namespace ts::test {
 
@@ -58,6 +60,36 @@ class Q8ta : public ::testing::TestWithParam<std::string> {
   }
   Backend& dot() { return *dot_; }
   Backend& scalar() { return *scalar_; }
+  // Every case of `touchstone check --op <op>` (200 cases, seed 1) judged on dot(): each valid case
+  // must PASS, each invalid one be REJECTED with the reference's rule. Counts what did, the passing
+  // cases per kernels they ran.
+  struct SweepTally {
+    std::map<std::string, int> passed;
+    int rejected = 0;
+    int pass() const {
+      int n = 0;
+      for (auto& [kernels, count] : passed) n += count;
+      return n;
+    }
+  };
+  SweepTally default_sweep(const OpDef& op) {
+    SweepTally t;
+    const Sweep sweep(op, DType::i8, 200, 1);
+    for (int64_t k = 0; k < sweep.size(); ++k) {
+      const Expected e = prepare(sweep.at(k));
+      EXPECT_TRUE(e.error.empty()) << e.c.id() << ": " << e.error;
+      const CaseResult r = judge(e, dot());
+      if (e.violation) {
+        EXPECT_EQ(r.outcome, Outcome::rejected) << line(r);
+        EXPECT_EQ(r.rule, e.violation->rule) << line(r);
+        t.rejected += r.outcome == Outcome::rejected;
+      } else {
+        EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
+        if (r.outcome == Outcome::pass) ++t.passed[r.kernels];
+      }
+    }
+    return t;
+  }
   void require_dot() {
     if (!has_cap(dot(), "int8-dot-product"))
       GTEST_SKIP() << GetParam() << " has no packed integer dot product here: "

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/backend.h"
-#include "core/runner.h"
+#include "reference/registry.h"
 
 namespace ts::test {
 

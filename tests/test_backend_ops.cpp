@@ -3,8 +3,8 @@
 // before anything is allocated or dispatched.
 #include "tests/backend_fixture.h"
 
-#include "core/registry.h"
 #include "core/runner.h"
+#include "reference/registry.h"
 #include "tests/kernel_gap.h"
 #include "tools/sweep.h"
 

@@ -5,7 +5,8 @@
 // reproduces the failure; so do the layout bugs (a skipped ragged texel, channels-packed read as
 // width-packed, garbage in padding lanes).
 // The derived tolerances are proven the same way: kernels that lose
-// precision (4 mantissa bits of a RoPE result, float16 scores, a float16 softmax normaliser) fail
+// precision (4 mantissa bits of a RoPE result, float16 scores, a float16 softmax normaliser,
+// float16 accumulation in the tiled AV) fail
 // the default sweep on both backends, while the shipped kernels pass all of it.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -13,11 +14,11 @@
 #include <cstdio>
 #include <iostream>
 
-#include "core/registry.h"
 #include "core/runner.h"
 #include "gpu/vulkan/vulkan_backend.h"
 #include "gpu/webgpu/webgpu_backend.h"
 #include "reference/ops.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 #include "tests/shrink_bug.h"
@@ -38,10 +39,10 @@ const std::string kWritesPastEnd =
 const char* kSdpaQk = "gpu/vulkan/shaders/sdpa_qk_tiled.comp";
 // The last score column (key ctx-1) of every row is never stored: the softmax then reads poison.
 const std::string kSkipsLastScoreColumn =
-    test::with_bug(kSdpaQk, "uint c = c0 + j;", "      if (c == pc.ctx - 1) continue;", true);
+    test::with_bug(kSdpaQk, "if (c < pc.ctx) scores[row + c] =", "  if (c == pc.ctx - 1u) return;", false);
 // The last invocation also writes one score past the end of the scores.
 const std::string kScoresPastEnd =
-    test::with_bug(kSdpaQk, "scores[row + c] =", "      if (id == pc.n - 1) scores[pc.Hq * pc.S * pc.ctx] = 0.0;", true);
+    test::with_bug(kSdpaQk, "scores[row + c] =", "  if (row == 0u && c == 0u) scores[pc.Hq * pc.S * pc.ctx] = 0.0;", true);
 
 std::unique_ptr<VulkanBackend> broken_backend(const std::string& source, const std::string& kernel = "rope_half") {
   std::string why;
@@ -134,7 +135,7 @@ TEST(BrokenKernels, ScratchGuardBandsCatchAWritePastTheScores) {
 TEST(BrokenKernels, PropertyShrinksToTheSmallestRaggedCaseAndItsIdReproduces) {
   auto b = broken_backend(kSkipsRaggedTail);
   ASSERT_TRUE(b) << "Vulkan unavailable";
-  const std::string last_failing = test::shrunk_failure(*b, gen_rope_half(DType::f32, true));
+  const std::string last_failing = test::shrunk_failure(*b, gen_rope_half(rope_half_op(), DType::f32, true));
   ASSERT_FALSE(last_failing.empty()) << "the broken kernel was not caught";
   Case shrunk = Case::parse(last_failing);
   EXPECT_EQ(shrunk.get("D"), 2) << last_failing;  // the smallest D with D % 4 == 2
@@ -179,7 +180,7 @@ TEST_P(LayoutBugs, ShrinksToASmallCaseWhoseIdReproduces) {
   const LayoutBug& bug = GetParam();
   auto b = broken_backend(test::with_bug(kRopeHalf, bug.anchor, bug.line, bug.after));
   ASSERT_TRUE(b) << "Vulkan unavailable";
-  const std::string id = test::shrunk_failure(*b, gen_rope_half(DType::f32, true), bug.storage);
+  const std::string id = test::shrunk_failure(*b, gen_rope_half(rope_half_op(), DType::f32, true), bug.storage);
   ASSERT_FALSE(id.empty()) << bug.name << " was not caught";
   Case shrunk = Case::parse(id);
   EXPECT_EQ(shrunk.storage, bug.storage) << id;
@@ -226,26 +227,42 @@ std::string f16_wgsl(const std::string& v) {
   return cat("bitcast<f32>((bitcast<u32>(", v, ") + 0xFFFu + ((bitcast<u32>(", v, ") >> 13u) & 1u)) & 0xFFFFE000u)");
 }
 
+std::string f16_wgsl4(const std::string& v) {
+  return cat("bitcast<vec4<f32>>((bitcast<vec4<u32>>(", v, ") + vec4<u32>(0xFFFu) + ((bitcast<vec4<u32>>(", v,
+             ") >> vec4<u32>(13u)) & vec4<u32>(1u))) & vec4<u32>(0xFFFFE000u))");
+}
+
+// Every accumulator of the tiled AV rounded to float16 after each key.
+std::string av_f16(std::string (*round)(const std::string&)) {
+  std::string line;
+  for (int i = 0; i < 8; ++i) line += cat(i ? " " : "      ", "acc", i, " = ", round(cat("acc", i)), ";");
+  return line;
+}
+
 const std::vector<PrecisionBug>& precision_bugs() {
   static const std::vector<PrecisionBug> bugs = {
       // GLSL: the output texel loses the bits just before its store.
       {"rope_half_loses_4_bits", "rope_half", "rope_half", {DType::f32},
        {{"out_store(t, v);", kLose4Glsl, false}},
        {{"out_store(t, v);", "  " + lose4_wgsl("v"), false}}},
+      // rope_llama: first in its store helper, which every path calls (the buffer fast path too).
       {"rope_llama_loses_4_bits", "rope_llama", "rope_llama", {DType::f32},
-       {{"if (is_q) xq_out_store(t, v);", kLose4Glsl, false}},
-       {{"if (is_q) { xq_out_store(t, v); }", "  " + lose4_wgsl("v"), false}}},
+       {{"void out_store(bool is_q, uint t, vec4 v", kLose4Glsl, true}},
+       {{"var v = value;", "  " + lose4_wgsl("v"), true}}},
       // Every score the softmax reads is float16-precise, as if QK computed or stored it in float16
-      // (naive and tiled alike); MASKED scores are left alone.
+      // (naive and tiled alike): each invocation rounds the scores it reads, before it reads them.
       {"sdpa_scores_in_float16", "sdpa", "sdpa_softmax", {DType::f32, DType::f16},
-       {{"uint b = r * pc.ctx;",
-         "  for (uint c = 0; c < pc.ctx; ++c) if (scores[b + c] > -65504.0) scores[b + c] = " + f16_glsl("scores[b + c]") + ";"}},
-       {{"let b = r * pc.ctx;", "  for (var c = 0u; c < pc.ctx; c++) { if (scores[b + c] > -65504.0) { scores[b + c] = " +
-                                    f16_wgsl("scores[b + c]") + "; } }"}}},
-      // The normaliser accumulates in float16 precision.
+       {{"float m = MASKED;", "  for (uint c = t; c < seen; c += T) scores[b + c] = " + f16_glsl("scores[b + c]") + ";", false}},
+       {{"var m = MASKED;", "  for (var c = t; c < seen; c += T) { scores[b + c] = " + f16_wgsl("scores[b + c]") + "; }", false}}},
+      // The normaliser accumulates in float16 precision: each invocation's part, and the tree's sums.
       {"sdpa_normaliser_in_float16", "sdpa", "sdpa_softmax", {DType::f32, DType::f16},
-       {{"sum += e;", "    sum = " + f16_glsl("sum") + ";"}},
-       {{"sum += e;", "    sum = " + f16_wgsl("sum") + ";"}}},
+       {{"sum += e;", "  sum = " + f16_glsl("sum") + ";"}, {"red[l] += red[l + k];", "    if (t < k) red[l] = " + f16_glsl("red[l]") + ";"}},
+       {{"*sum += e;", "  *sum = " + f16_wgsl("*sum") + ";"},
+        {"red[l] += red[l + k];", "    if (t < k) { red[l] = " + f16_wgsl("red[l]") + "; }"}}},
+      // The tiled AV accumulates in float16 precision (every partial sum rounded to float16).
+      {"sdpa_av_accumulates_in_float16", "sdpa", "sdpa_av_tiled", {DType::f32, DType::f16},
+       {{"acc7 += a1.w * b;", av_f16(f16_glsl)}},
+       {{"acc7 += a1.w * b;", av_f16(f16_wgsl4)}}},
   };
   return bugs;
 }
@@ -317,7 +334,7 @@ TEST_P(PrecisionBugs, EachIsCaughtByTheDefaultSweep) {
     if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
     for (DType t : bug.dtypes) {
       SweepTally s = run_sweep(*b, *find_op(bug.op), t);
-      std::printf("[ precision] %-27s %-8s %-7s caught in %3d of %3d cases, worst/tol %.3g\n", bug.name.c_str(), dtype_name(t).data(),
+      std::printf("[ precision] %-30s %-8s %-7s caught in %3d of %3d cases, worst/tol %.3g\n", bug.name.c_str(), dtype_name(t).data(),
                   GetParam().c_str(), s.fail, s.fail + s.pass, s.worst);
       EXPECT_GT(s.fail, 0) << bug.name << " " << dtype_name(t) << " on " << GetParam() << " passes the default sweep";
       EXPECT_EQ(s.other, 0) << bug.name << ": " << s.first_other;

@@ -5,10 +5,10 @@
 #include <algorithm>
 
 #include "core/case.h"
-#include "core/registry.h"
 #include "core/case_rules.h"
 #include "core/rng.h"
 #include "core/runner.h"
+#include "reference/registry.h"
 #include "tools/sweep.h"
 
 namespace ts {

@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/registry.h"
+#include "reference/registry.h"
 #include "tools/junit.h"
 
 extern char** environ;

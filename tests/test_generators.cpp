@@ -9,10 +9,10 @@
 #include <set>
 
 #include "core/case_rules.h"
-#include "core/registry.h"
 #include "core/runner.h"
 #include "properties/gen_common.h"
 #include "reference/coverage.h"
+#include "reference/registry.h"
 #include "tools/sweep.h"
 
 namespace ts {

@@ -9,12 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/registry.h"
 #include "goldens/files.h"
 #include "goldens/manifest.h"
 #include "goldens/regen.h"
 #include "goldens/sha256.h"
 #include "goldens/verify.h"
+#include "reference/registry.h"
 #include "tests/golden_test_util.h"
 #include "tools/backends.h"
 

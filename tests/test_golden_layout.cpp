@@ -9,9 +9,9 @@
 #include <filesystem>
 
 #include "core/contract.h"
-#include "core/registry.h"
 #include "goldens/files.h"
 #include "goldens/verify.h"
+#include "reference/registry.h"
 #include "tests/golden_test_util.h"
 #include "tools/backends.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <tuple>
 
-#include "core/embedded.h"
+#include "gpu/embedded.h"
 #include "gpu/kernel_source.h"
 
 namespace ts {

@@ -11,9 +11,9 @@
 
 #include <cstring>
 
-#include "core/registry.h"
 #include "core/runner.h"
 #include "properties/gen_common.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 
 namespace ts::test {
@@ -27,7 +27,7 @@ TEST_P(LayoutProperties, SameCaseInTwoLayoutsGivesTheSameOutputs) {
   for (const OpDef* op : all_ops()) {
     bool ok = rc::check(cat(op->name, " on ", GetParam(), ": one case in two layouts, the same outputs"), [&] {
       const DType t = *rc::gen::elementOf(op->dtypes);
-      const Case a = *op->generator(t, true);
+      const Case a = *op->generator(*op, t, true);
       Case b = a;
       b.storage = gen::storage(*op);
       RC_PRE(b.storage != a.storage);

@@ -4,10 +4,10 @@
 // A failure prints RapidCheck's RC_PARAMS reproduce line and the shrunk case's Touchstone id.
 #include <rapidcheck.h>
 
-#include "core/registry.h"
 #include "core/runner.h"
 #include "reference/common.h"
 #include "reference/ops.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_gap.h"
 
@@ -49,7 +49,7 @@ TEST_P(Properties, BackendMatchesReference) {
   for (const OpDef* op : all_ops()) {
     bool ok = rc::check(cat(op->name, " on ", GetParam(), " matches the reference"), [&] {
       DType t = *gen_dtype(*op);
-      check_case(backend(), *op->generator(t, true));
+      check_case(backend(), *op->generator(*op, t, true));
     });
     EXPECT_TRUE(ok) << op->name;
   }
@@ -59,7 +59,7 @@ TEST_P(Properties, InvalidCasesRejectedWithTheSameRule) {
   for (const OpDef* op : all_ops()) {
     bool ok = rc::check(cat(op->name, " on ", GetParam(), " rejects like the reference"), [&] {
       DType t = *gen_dtype(*op);
-      check_case(backend(), *op->generator(t, false));
+      check_case(backend(), *op->generator(*op, t, false));
     });
     EXPECT_TRUE(ok) << op->name;
   }
@@ -82,7 +82,7 @@ void rc_assert_close(const Tensor& got, const Tensor& want, Tolerance tol) {
 // repeated per pair) it equals the interleaved rotation of rope_llama — on the backend itself.
 TEST_P(Properties, RopeMatrixSpecialisesToHalfAndInterleave) {
   EXPECT_TRUE(rc::check("rope_matrix(half) == rope_half, rope_matrix(interleave) == rope_llama", [&] {
-    Case c = *gen_rope_matrix(*gen_dtype(), true);
+    Case c = *gen_rope_matrix(rope_matrix_op(), *gen_dtype(), true);
     c.set("mode", *rc::gen::element<std::string>("half", "interleave"));
     c.set("D", 2 * *rc::gen::inRange<int64_t>(1, 33));
     c.vars.erase(std::remove_if(c.vars.begin(), c.vars.end(), [](auto& kv) { return kv.first == "sections"; }),
@@ -122,7 +122,7 @@ TEST_P(Properties, RopeMatrixSpecialisesToHalfAndInterleave) {
 // equals rotating by a+b within two roundings of the output.
 TEST_P(Properties, RopeLlamaRotationsCompose) {
   EXPECT_TRUE(rc::check("rope_llama: zero angle is identity, a then b == a+b", [&] {
-    Case c = *gen_rope_llama(*gen_dtype(), true);
+    Case c = *gen_rope_llama(rope_llama_op(), *gen_dtype(), true);
     RC_LOG() << c.id() << "\n";
     Problem p = rope_llama_op().make(c);
     const Shape fshape = p.inputs.at("freqs_cos").shape;
@@ -161,7 +161,7 @@ TEST_P(Properties, RopeLlamaRotationsCompose) {
 // (cos, sin) pairs of freqs_cis split into two tables.
 TEST_P(Properties, RopeCisEqualsRopeLlamaOnPairs) {
   EXPECT_TRUE(rc::check("rope_cis == rope_llama on the same pairs", [&] {
-    Case c = *gen_rope_cis(*gen_dtype(), true);
+    Case c = *gen_rope_cis(rope_cis_op(), *gen_dtype(), true);
     RC_LOG() << c.id() << "\n";
     Problem pc = rope_cis_op().make(c);
     const Tensor &x = pc.inputs.at("x"), &f = pc.inputs.at("freqs_cis");

@@ -13,10 +13,10 @@
 #include <tuple>
 
 #include "core/compare.h"
-#include "core/registry.h"
 #include "core/runner.h"
 #include "reference/ops.h"
 #include "reference/q8ta_common.h"
+#include "reference/registry.h"
 #include "tools/sweep.h"
 
 namespace ts {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "core/registry.h"
 #include "core/runner.h"
 #include "gpu/gpu_backend.h"
+#include "reference/registry.h"
 #include "tests/q8ta_fixture.h"
 #include "tests/shrink_bug.h"
 #include "tools/sweep.h"
@@ -36,23 +36,9 @@ const OpDef& add_op() { return *find_op("q8ta_add"); }
 // PASSes, every invalid one is REJECTED with the reference's rule.
 TEST_P(Q8ta, DefaultSweepPasses) {
   for (const OpDef* op : {&linear_op(), &add_op()}) {
-    const Sweep sweep(*op, DType::i8, 200, 1);
-    int pass = 0, rejected = 0;
-    for (int64_t k = 0; k < sweep.size(); ++k) {
-      const Expected e = prepare(sweep.at(k));
-      ASSERT_TRUE(e.error.empty()) << e.c.id() << ": " << e.error;
-      const CaseResult r = judge(e, dot());
-      if (e.violation) {
-        EXPECT_EQ(r.outcome, Outcome::rejected) << line(r);
-        EXPECT_EQ(r.rule, e.violation->rule) << line(r);
-        rejected += r.outcome == Outcome::rejected;
-      } else {
-        EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
-        pass += r.outcome == Outcome::pass;
-      }
-    }
-    EXPECT_GT(pass, 100) << op->name;
-    EXPECT_GT(rejected, 10) << op->name;
+    const SweepTally t = default_sweep(*op);
+    EXPECT_GT(t.pass(), 100) << op->name;
+    EXPECT_GT(t.rejected, 10) << op->name;
   }
 }
 
@@ -176,7 +162,8 @@ class Q8taBugs : public Q8ta {
   void check(const Bug& bug) {
     auto b = broken({{bug.kernel, bug.splice}});
     ASSERT_TRUE(b);
-    const std::string id = test::shrunk_failure(*b, find_op(bug.op)->generator(DType::i8, true));
+    const OpDef& op = *find_op(bug.op);
+    const std::string id = test::shrunk_failure(*b, op.generator(op, DType::i8, true));
     ASSERT_FALSE(id.empty()) << bug.name << " was not caught";
     const Case shrunk = Case::parse(id);
     const CaseResult r = judge(prepare(shrunk), *b);

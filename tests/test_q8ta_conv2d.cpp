@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "core/registry.h"
+#include "reference/registry.h"
 #include "tests/q8ta_fixture.h"
 #include "tests/shrink_bug.h"
 #include "tools/sweep.h"
@@ -42,25 +42,11 @@ class Q8taConv2d : public test::Q8ta {
 // What `touchstone check --op q8ta_conv2d` runs: 200 cases, seed 1. Every valid case PASSes, every
 // invalid one is REJECTED with the reference's rule, and both implementations run.
 TEST_P(Q8taConv2d, DefaultSweepPasses) {
-  const Sweep sweep(conv_op(), DType::i8, 200, 1);
-  std::map<std::string, int> ran;
-  int rejected = 0;
-  for (int64_t k = 0; k < sweep.size(); ++k) {
-    const Expected e = prepare(sweep.at(k));
-    ASSERT_TRUE(e.error.empty()) << e.c.id() << ": " << e.error;
-    const CaseResult r = judge(e, dot());
-    if (e.violation) {
-      EXPECT_EQ(r.outcome, Outcome::rejected) << line(r);
-      EXPECT_EQ(r.rule, e.violation->rule) << line(r);
-      rejected += r.outcome == Outcome::rejected;
-    } else {
-      EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
-      ++ran[r.kernels];
-    }
-  }
+  const SweepTally t = default_sweep(conv_op());
+  std::map<std::string, int> ran = t.passed;
   EXPECT_GT(ran["q8ta_conv2d_general"], 50) << testing::PrintToString(ran);
   EXPECT_GT(ran["q8ta_conv2d_im2col + q8ta_conv2d_gemm"], 20) << testing::PrintToString(ran);
-  EXPECT_GT(rejected, 30);
+  EXPECT_GT(t.rejected, 30);
 }
 
 // Where im2col applies, it and the sliding window compute one function: the same output bytes, on
@@ -174,7 +160,7 @@ TEST_P(Q8taConv2d, BrokenKernelsAreCaughtShrunkAndReproduced) {
     SCOPED_TRACE(bug.name);
     auto b = broken({{bug.kernel, bug.splice}});
     ASSERT_TRUE(b);
-    const std::string id = test::shrunk_failure(*b, conv_op().generator(DType::i8, true));
+    const std::string id = test::shrunk_failure(*b, conv_op().generator(conv_op(), DType::i8, true));
     ASSERT_FALSE(id.empty()) << bug.name << " was not caught";
     const Case shrunk = Case::parse(id);
     const CaseResult r = judge(prepare(shrunk), *b);

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <iostream>
 
-#include "core/registry.h"
 #include "core/runner.h"
 #include "reference/ops.h"
+#include "reference/registry.h"
 
 namespace ts {
 namespace {

@@ -19,9 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/compare.h"
-#include "core/registry.h"
 #include "core/runner.h"
 #include "gpu/vulkan/vulkan_backend.h"
+#include "reference/registry.h"
 #include "tests/kernel_bugs.h"
 #include "tools/check_run.h"
 #include "tools/commands.h"

@@ -9,8 +9,8 @@
 #include <iostream>
 #include <limits>
 
-#include "core/runner.h"
 #include "reference/ops.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 
 namespace ts::test {

@@ -8,10 +8,10 @@
 #include <rapidcheck.h>
 
 #include "core/compare.h"
-#include "core/runner.h"
 #include "gpu/vulkan/vulkan_backend.h"
 #include "gpu/webgpu/webgpu_backend.h"
 #include "reference/ops.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 #include "tests/shrink_bug.h"
@@ -87,7 +87,7 @@ TEST_P(SdpaSplitBug, CombineWithoutRescaleIsCaughtShrunkAndReproduced) {
     if (missing_allowed(GetParam())) GTEST_SKIP() << GetParam() << " UNAVAILABLE: " << why;
     FAIL() << GetParam() << " UNAVAILABLE: " << why;
   }
-  const rc::Gen<Case> split = rc::gen::map(gen_sdpa(DType::f32, true), [](Case c) { return c.set("impl", "split"); });
+  const rc::Gen<Case> split = rc::gen::map(gen_sdpa(sdpa_op(), DType::f32, true), [](Case c) { return c.set("impl", "split"); });
   const std::string id = shrunk_failure(*b, split);
   ASSERT_FALSE(id.empty()) << "the missing rescale was not caught";
   const Case shrunk = Case::parse(id);

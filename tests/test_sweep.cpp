@@ -8,7 +8,7 @@
 #include <regex>
 #include <set>
 
-#include "core/registry.h"
+#include "reference/registry.h"
 #include "tools/commands.h"
 #include "tools/sweep.h"
 

@@ -15,9 +15,9 @@
 #include <cstring>
 
 #include "core/half.h"
-#include "core/registry.h"
 #include "core/runner.h"
 #include "reference/q8ta_common.h"
+#include "reference/registry.h"
 #include "tools/sweep.h"
 
 namespace ts {

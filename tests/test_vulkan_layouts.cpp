@@ -5,12 +5,15 @@
 // UNSUPPORTED, and malformed tensor declarations named.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <random>
 
+#include "core/half.h"
 #include "core/layout.h"
-#include "core/registry.h"
 #include "core/runner.h"
 #include "gpu/vulkan/vulkan_backend.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 #include "tools/sweep.h"
@@ -102,7 +105,7 @@ std::vector<BufferSpec> z_like_x(const Problem& p) { return {{"z", p.inputs.at("
 std::vector<Dispatch> texel_plan(const Problem& p) {
   const Shape& s = p.inputs.at("x").shape;
   uint64_t n = uint64_t(physical(s, p.dtype, p.layout("z")).texels);
-  return {{p.params.value("kernel", "test_scale"), {}, n, {{"n", double(n)}, {"a", 2.5}}}};
+  return {{p.params.value("kernel", "test_scale"), {}, n, {{"n", double(n)}, {"a", p.params.value("a", 2.5)}}}};
 }
 OpDef texel_op() {
   OpDef o;
@@ -300,6 +303,34 @@ TEST_F(VulkanLayouts, Bfloat16StoresRoundToNearestEvenAndKeepNaN) {
     EXPECT_TRUE(std::isinf(z.get(3)) && std::isinf(z.get(5))) << "past bfloat16's largest finite value";
     EXPECT_TRUE(std::isnan(z.get(6))) << layout;
   }
+}
+
+// float16 stores round the float32 result to nearest, ties to even, subnormals included, overflow to
+// infinity, NaN stays NaN: every float16 pattern times a scale whose products are exact in float32
+// (subnormal results, ties, overflow), in a buffer (where the device has f16-rte, the device's
+// conversion under RoundingModeRTE with the integer rounding for what the spec leaves open) and in
+// an image (always the integer rounding).
+TEST_F(VulkanLayouts, Float16StoresRoundToNearestEvenInBuffersAndImages) {
+  OpDef o = texel_op();
+  for (double a : {1.0, 0.125, 1.0009765625, 4096.0})
+    for (const char* layout : {"buffer", "texture3d_w"}) {
+      Problem p = texel_problem({256, 256}, DType::f16, layout, "test_scale");
+      p.params["a"] = a;
+      Tensor& x = p.inputs.at("x");
+      for (uint32_t h = 0; h < 65536; ++h) std::memcpy(x.bytes.data() + 2 * h, &h, 2);  // little-endian
+      RunOutput r = b().run(o, p);
+      ASSERT_EQ(r.status, RunOutput::Status::ok) << r.message;
+      const Tensor& z = r.outputs.at("z");
+      int64_t bad = 0, first = -1;
+      for (uint32_t h = 0; h < 65536; ++h) {
+        const float in = f16_to_f32(uint16_t(h));
+        uint16_t got;
+        std::memcpy(&got, z.bytes.data() + 2 * h, 2);
+        const bool ok = std::isnan(in) ? std::isnan(f16_to_f32(got)) : got == f32_to_f16(in * float(a));
+        if (!ok && bad++ == 0) first = h;
+      }
+      EXPECT_EQ(bad, 0) << layout << " x " << a << ": first at input bits 0x" << std::hex << first;
+    }
 }
 
 // Every operator in mixed per-tensor layouts, ragged packed dimensions (1, 2, 3, 5) and every dtype.

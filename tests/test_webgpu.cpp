@@ -9,14 +9,15 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <set>
 
-#include "core/registry.h"
 #include "core/runner.h"
 #include "gpu/webgpu/webgpu_backend.h"
 #include "gpu/webgpu/wgsl_reflect.h"
-#include "tests/kernel_gap.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
+#include "tests/kernel_gap.h"
 
 namespace ts {
 namespace {
@@ -205,8 +206,8 @@ TEST_F(WebGpu, UnwrittenScratchIsNamedNotTheOutput) {
   ASSERT_EQ(ok.outcome, Outcome::pass) << line(ok);
   EXPECT_EQ(ok.guards.at("scores").bad_bytes, 0);
   KernelOverride broken(backend(), "sdpa_qk_tiled",
-                        test::with_bug("gpu/webgpu/shaders/sdpa_qk_tiled.wgsl", "let c = c0 + j;",
-                                       "      if (c == pc.ctx - 1u) { continue; }  // BUG: last key column", true));
+                        test::with_bug("gpu/webgpu/shaders/sdpa_qk_tiled.wgsl", "if (c < pc.ctx) { scores[row + c] =",
+                                       "  if (c == pc.ctx - 1u) { return; }  // BUG: last key column", false));
   CaseResult r = run_id(backend(), id);
   ASSERT_EQ(r.outcome, Outcome::fail) << line(r);
   EXPECT_EQ(r.detail.rfind("scores: 6 of 48 elements never written by sdpa_qk_tiled", 0), 0u) << line(r);
@@ -234,6 +235,40 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   CaseResult r = run_id(backend(), "rope_cis/B=1,N=2,C=4/float32/buffer/seed=1");
   EXPECT_EQ(r.outcome, Outcome::error) << line(r);
   EXPECT_NE(r.detail.find("'stride'"), std::string::npos) << r.detail;
+}
+
+// Several workers (a GPU's default): each case goes to the worker its shaders route to, the
+// results are those of one worker, and a killed worker is one ERROR, then replaced, while the
+// others serve on.
+TEST(WebGpuWorkers, SeveralWorkersGiveTheSameResultsAndReplaceOneThatDies) {
+  WebGpuOptions o;
+  o.workers = 3;
+  std::string why;
+  auto many = WebGpuBackend::create(o, &why);
+  ASSERT_TRUE(many) << why;
+  auto one = WebGpuBackend::create(WebGpuOptions{.workers = 1}, &why);
+  ASSERT_TRUE(one) << why;
+  const std::vector<std::string> ids = {
+      "rope_cis/B=1,N=3,C=8/float32/buffer/seed=9", "rope_half/B=1,H=2,S=3,D=6,pos=5/float32/texture3d_c;cos=buffer/seed=3",
+      "sdpa/S=2,Hq=4,Hkv=2,D=8,pos=3,impl=split/float32/buffer/seed=1", "q8ta_add/shape=5:7/int8/buffer/seed=2"};
+  std::set<pid_t> pids;
+  for (const std::string& id : ids) {
+    const Expected e = prepare(Case::parse(id));
+    const CaseResult a = judge(e, *many);
+    pids.insert(many->worker_pid());
+    const CaseResult b = judge(e, *one);
+    EXPECT_EQ(a.outcome, Outcome::pass) << line(a);
+    EXPECT_EQ(a.worst, b.worst) << id << ": the workers computed different outputs";
+  }
+  EXPECT_GT(pids.size(), 1u) << "every case went to one worker";
+  const pid_t old = many->worker_pid();
+  ASSERT_EQ(kill(old, SIGKILL), 0);
+  const Expected last = prepare(Case::parse(ids.back()));
+  EXPECT_EQ(judge(last, *many).outcome, Outcome::error);
+  EXPECT_EQ(judge(prepare(Case::parse(ids.front())), *many).outcome, Outcome::pass);
+  const CaseResult again = judge(last, *many);
+  EXPECT_EQ(again.outcome, Outcome::pass) << line(again);
+  EXPECT_NE(many->worker_pid(), old);
 }
 
 // A kernel that outlives timeout_ms: ERROR naming the timeout, then a fresh worker.

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "core/half.h"
-#include "core/registry.h"
 #include "core/runner.h"
 #include "gpu/webgpu/accessors.h"
 #include "gpu/webgpu/webgpu_backend.h"
 #include "gpu/webgpu/wgsl_reflect.h"
+#include "reference/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 

@@ -8,12 +8,12 @@
 #include <map>
 #include <regex>
 
-#include "core/embedded.h"
-#include "core/registry.h"
+#include "gpu/embedded.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/kernel_source.h"
 #include "gpu/vulkan/accessors.h"
 #include "gpu/vulkan/programs.h"
+#include "reference/registry.h"
 #include "tools/commands.h"
 #ifdef TS_HAVE_WEBGPU
 #include "gpu/webgpu/accessors.h"

@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/registry.h"
 #include "core/runner.h"
 #include "goldens/files.h"
 #include "gpu/gpu_backend.h"
+#include "reference/registry.h"
 #include "tools/backends.h"
 #include "tools/bench.h"
 #include "tools/commands.h"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <future>
@@ -14,10 +15,11 @@
 #include <thread>
 
 #include "core/profile.h"
-#include "core/registry.h"
 #include "core/runner.h"
+#include "core/task_pool.h"
 #include "goldens/files.h"
 #include "reference/coverage.h"
+#include "reference/registry.h"
 #include "tools/check_run.h"
 #include "tools/commands.h"
 #include "tools/html_report.h"
@@ -76,6 +78,32 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
 // pure (counter-based inputs, a thread_local allocation limit); drawing a case (RapidCheck) and
 // every call into a backend stay on this thread. At most `depth` cases are held at once, so memory
 // stays flat; a sweep's one large case is the only big one in flight.
+constexpr size_t kInFlight = 8;  // cases a lane may judge ahead of the tally (run_check)
+
+// Every call into backend s (warm, judge) runs on lanes[s], in the order handed in: a case is judged
+// on every backend at once, so with two one's GPU round trip and compare overlap the other's (the
+// H100's default check, 7,200 runs, took 39 s one backend after the other), and a backend is still
+// never called from two threads (warm and run share its device, its worker pipe).
+using Lanes = std::vector<std::unique_ptr<TaskPool>>;
+
+std::shared_future<Expected> launch(Case c) {
+  return std::async(std::launch::async, [c = std::move(c)] { return prepare(c); }).share();
+}
+
+// A sweep's large case (its index and its case being prepared), if this shard and --match run it.
+using LargeCase = std::optional<std::pair<int64_t, std::shared_future<Expected>>>;
+
+// The large case's float64 reference takes seconds, longer than the rest of its sweep on a GPU: each
+// is started when the sweep before it starts (the first with its own), so at most two are in memory.
+// `first`: the run position of the sweep's case 0.
+LargeCase start_large(const Sweep& sweep, uint64_t first, const CheckOptions& o, const std::optional<std::regex>& match) {
+  std::optional<int64_t> k = sweep.large_index();
+  if (!k || (first + uint64_t(*k)) % o.shards != o.shard) return std::nullopt;
+  Case c = sweep.at(*k);
+  if (match && !std::regex_search(c.id(), *match)) return std::nullopt;
+  return std::make_pair(*k, launch(std::move(c)));
+}
+
 class Lookahead {
  public:
   struct Next {
@@ -84,16 +112,11 @@ class Lookahead {
     std::shared_future<Expected> expected;  // not valid(): --match leaves the case out
     bool warmed = false;
   };
+  // `large`: the sweep's large case, started earlier (start_large).
   Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index,
-            std::vector<BackendSlot>& slots)
-      : sweep_(sweep), o_(o), match_(match), index_(index), slots_(slots),
-        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)) {
-    // The large case's reference takes seconds: it is started now, while the edge cases before it run.
-    if (std::optional<int64_t> k = sweep.large_index(); k && (index + uint64_t(*k)) % o.shards == o.shard) {
-      Case c = sweep.at(*k);
-      if (!match || std::regex_search(c.id(), *match)) large_ = {*k, launch(std::move(c))};
-    }
-  }
+            std::vector<BackendSlot>& slots, Lanes& lanes, LargeCase large)
+      : sweep_(sweep), o_(o), match_(match), index_(index), slots_(slots), lanes_(lanes),
+        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)), large_(std::move(large)) {}
 
   std::optional<Next> next() {
     while (queue_.size() < depth_ && k_ < sweep_.size()) {
@@ -120,8 +143,9 @@ class Lookahead {
       const Expected& e = later.expected.get();
       if (!e.error.empty() || e.violation) continue;
       Phase warming("check: hand kernels to compile ahead");
-      for (BackendSlot& s : slots_)
-        if (s.backend) s.backend->warm(*e.op, e.problem);
+      for (size_t s = 0; s < slots_.size(); ++s)
+        if (Backend* b = slots_[s].backend.get())
+          lanes_[s]->submit([b, f = later.expected] { b->warm(*f.get().op, f.get().problem); });
     }
     return n;
   }
@@ -131,15 +155,95 @@ class Lookahead {
   const CheckOptions& o_;
   const std::optional<std::regex>& match_;
   uint64_t& index_;
-  static std::shared_future<Expected> launch(Case c) {
-    return std::async(std::launch::async, [c = std::move(c)] { return prepare(c); }).share();
-  }
-
   std::vector<BackendSlot>& slots_;
+  Lanes& lanes_;
   const size_t depth_;
   int64_t k_ = 0;
   std::deque<Next> queue_;
-  std::optional<std::pair<int64_t, std::shared_future<Expected>>> large_;  // started early
+  LargeCase large_;
+};
+
+// The kernels of the cases ahead are handed to the backends to compile, kWarmChunk cases at a time,
+// up to kWarmAhead run positions past the case being judged, across sweeps: not only those of the
+// `depth` cases Lookahead prepares. On the H100 a cold pipeline takes ~0.25-0.4 s to create (NVIDIA's
+// compiler, Dawn's one device at a time), a sweep needs ~10-20 distinct ones and runs in about a
+// second, so the next sweeps' kernels compile while this one runs. The cases are drawn here; their
+// problems (inputs, no reference) are built on a worker thread and handed to the lanes once the
+// chunk is built. A case that does not build, or breaks the contract, is left to its own run; a
+// sweep's large case runs the kernels of the cases around it, so it is not built twice.
+class WarmAhead {
+ public:
+  WarmAhead(const std::vector<std::pair<const OpDef*, DType>>& sweeps, const CheckOptions& o,
+            const std::optional<std::regex>& match, std::vector<BackendSlot>& slots, Lanes& lanes)
+      : o_(o), match_(match), slots_(slots), lanes_(lanes) {
+    uint64_t first = 0;
+    for (auto [op, t] : sweeps) {
+      sweeps_.push_back(std::make_unique<Sweep>(*op, t, o.cases, o.seed));
+      first_.push_back(first);
+      first += uint64_t(sweeps_.back()->size());
+    }
+    if (std::none_of(slots.begin(), slots.end(), [](const BackendSlot& s) { return s.backend != nullptr; }))
+      j_ = sweeps_.size();  // nothing to warm
+  }
+
+  // `position`: the run position of the next case Lookahead prepares. Starts at most one chunk.
+  void advance(uint64_t position) {
+    if (building_.valid()) {
+      if (building_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+      hand_over(building_op_, std::make_shared<const std::vector<Problem>>(building_.get()));
+    }
+    if (j_ >= sweeps_.size() || first_[j_] + uint64_t(k_) > position + kWarmAhead) return;
+    const Sweep& sweep = *sweeps_[j_];
+    const std::optional<int64_t> large = sweep.large_index();
+    const int64_t end = std::min(sweep.size(), k_ + kWarmChunk);
+    std::vector<Case> cases;
+    for (int64_t k = k_; k < end; ++k) {
+      if ((first_[j_] + uint64_t(k)) % o_.shards != o_.shard || k == large) continue;
+      Phase drawing("check: draw the case (generators)");
+      Case c = sweep.at(k);
+      if (!match_ || std::regex_search(c.id(), *match_)) cases.push_back(std::move(c));
+    }
+    building_op_ = &sweep.op();
+    building_ = std::async(std::launch::async, [op = building_op_, cases = std::move(cases)] {
+      std::vector<Problem> problems;
+      for (const Case& c : cases) {
+        try {
+          AllocationLimit limit(kMaxCaseBytes);
+          Problem p = op->make(c);
+          if (!op->validate(p)) problems.push_back(std::move(p));
+        } catch (const std::exception&) {
+          // The case's own run reports it.
+        }
+      }
+      return problems;
+    });
+    k_ = end;
+    if (k_ == sweep.size()) ++j_, k_ = 0;
+  }
+
+ private:
+  static constexpr int64_t kWarmChunk = 256;
+  static constexpr uint64_t kWarmAhead = 512;
+
+  void hand_over(const OpDef* op, std::shared_ptr<const std::vector<Problem>> problems) {
+    for (size_t s = 0; s < slots_.size(); ++s)
+      if (Backend* b = slots_[s].backend.get())
+        lanes_[s]->submit([b, op, problems] {
+          Phase ph("check: compile ahead a chunk of cases' kernels");
+          for (const Problem& p : *problems) b->warm(*op, p);
+        });
+  }
+
+  const CheckOptions& o_;
+  const std::optional<std::regex>& match_;
+  std::vector<BackendSlot>& slots_;
+  Lanes& lanes_;
+  std::vector<std::unique_ptr<Sweep>> sweeps_;
+  std::vector<uint64_t> first_;  // the run position of each sweep's case 0
+  size_t j_ = 0;                 // the next case to warm: sweep j_, case k_
+  int64_t k_ = 0;
+  std::future<std::vector<Problem>> building_;  // a chunk's problems
+  const OpDef* building_op_ = nullptr;
 };
 
 // Shrinks each group's smallest drawn failure on its backend; the smaller failure it finds, if any,
@@ -250,11 +354,26 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     run.state = std::move(state);
     run.stop_reason = std::move(why);
   };
-  for (auto& [op, dtypes] : run.plan) {
-    for (DType t : dtypes) {
+  std::vector<std::pair<const OpDef*, DType>> sweeps;
+  for (auto& [op, dtypes] : run.plan)
+    for (DType t : dtypes) sweeps.emplace_back(op, t);
+  std::atomic<bool> cancel{false};  // set when the run stops: queued judges return at once
+  Lanes lanes(slots.size());
+  for (size_t s = 0; s < slots.size(); ++s)
+    if (slots[s].backend) lanes[s] = std::make_unique<TaskPool>(1);
+  LargeCase next_large;
+  WarmAhead warm(sweeps, o, match, slots, lanes);
+  for (size_t j = 0; j < sweeps.size(); ++j) {
+    {
+      auto [op, t] = sweeps[j];
       if (stopped) break;
       const std::string label = cat(op->name, "/", dtype_name(t));
       Sweep sweep(*op, t, o.cases, o.seed);
+      LargeCase large = j == 0 ? start_large(sweep, index, o, match) : std::move(next_large);
+      next_large.reset();
+      if (j + 1 < sweeps.size())
+        next_large = start_large(Sweep(*sweeps[j + 1].first, sweeps[j + 1].second, o.cases, o.seed),
+                                 index + uint64_t(sweep.size()), o, match);
       for (auto& cls : expected_classes(*op)) run.coverage[op->name][cls] += 0;
       const size_t first = run.groups.size();
       for (auto& s : slots) {
@@ -277,23 +396,56 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
         run.groups.push_back(std::move(g));
       }
       auto last_progress = std::chrono::steady_clock::now();
-      Lookahead ahead(sweep, o, match, index, slots);
+      Lookahead ahead(sweep, o, match, index, slots, lanes, std::move(large));
+      // Cases handed to the lanes and not yet tallied, in order: a lane runs up to kInFlight cases
+      // ahead of the tally, so one backend's slow case (a pipeline still compiling) does not hold the
+      // other back. A judge holds its case's shared_future, not a reference.
+      struct InFlight {
+        int64_t k;
+        uint64_t position;
+        std::shared_future<Expected> expected;
+        std::vector<std::future<CaseResult>> judged;
+      };
+      std::deque<InFlight> flight;
+      bool drawn_all = false;
       while (!stopped) {
-        auto next = ahead.next();
-        if (!next) break;
-        const int64_t k = next->k;
-        const uint64_t position = next->position;
-        ++done;
-        progress.update(done, failing);
-        if (!next->expected.valid()) continue;  // --match leaves it out
+        while (!drawn_all && flight.size() < kInFlight) {
+          warm.advance(index);
+          auto next = ahead.next();
+          if (!next) {
+            drawn_all = true;
+            break;
+          }
+          if (!next->expected.valid()) {  // --match leaves it out
+            progress.update(++done, failing);
+            continue;
+          }
+          InFlight f{next->k, next->position, next->expected, std::vector<std::future<CaseResult>>(slots.size())};
+          for (size_t s = 0; s < slots.size(); ++s)
+            if (Backend* b = slots[s].backend.get()) {
+              auto task = std::make_shared<std::packaged_task<CaseResult()>>([b, x = f.expected, &cancel] {
+                return cancel ? CaseResult{} : judge(x.get(), *b);
+              });
+              f.judged[s] = task->get_future();
+              lanes[s]->submit([task] { (*task)(); });
+            }
+          flight.push_back(std::move(f));
+        }
+        if (flight.empty()) break;
+        InFlight current = std::move(flight.front());
+        flight.pop_front();
+        const int64_t k = current.k;
+        const uint64_t position = current.position;
+        progress.update(++done, failing);
         const Expected& e = [&]() -> const Expected& {
           Phase waiting("check: wait for the case's reference (prepared ahead)");
-          return next->expected.get();
+          return current.expected.get();
         }();
         const int64_t elements = input_elements(e);
+        std::vector<std::future<CaseResult>>& judged = current.judged;
         for (size_t s = 0; s < slots.size() && !stopped; ++s) {
           if (!slots[s].backend) continue;
-          CaseResult r = judge(e, *slots[s].backend);
+          CaseResult r = judged[s].get();
           if (guard.signal()) {  // the case may have been disturbed (a worker got the signal too)
             stopped = true;
             break;
@@ -340,6 +492,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
                        (long long)sweep.size());
         }
       }
+      cancel = stopped;  // judges still queued for the cases past the stop do nothing
       if (!o.quiet) {
         progress.clear();
         for (size_t s = first; s < run.groups.size(); ++s)
@@ -350,6 +503,8 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     }
   }
   progress.clear();
+  for (auto& lane : lanes)
+    if (lane) lane->drain();  // compiles handed ahead: shrinking calls the backends from this thread
   shrink_groups(run, o, guard);  // does nothing once a signal came
   const int sig = guard.signal();
   if (sig) stop("interrupted", cat("interrupted by ", signal_name(sig), " after ", run.runs, " case runs"));

@@ -10,10 +10,10 @@
 
 #include "core/case_rules.h"
 #include "core/layout.h"
-#include "core/registry.h"
 #include "goldens/files.h"
 #include "goldens/regen.h"
 #include "goldens/verify.h"
+#include "reference/registry.h"
 #include "tools/backends.h"
 #include "tools/junit.h"
 

@@ -1,8 +1,8 @@
 // touchstone list: operators with their rules, backends with device and capabilities.
 #include <cstdio>
 
-#include "core/registry.h"
 #include "gpu/vulkan/vulkan_backend.h"
+#include "reference/registry.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
 

@@ -3,13 +3,13 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/registry.h"
 #include "core/rng.h"
 #include "core/runner.h"
-#include "tools/shrink.h"
+#include "reference/registry.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
 #include "tools/report_json.h"
+#include "tools/shrink.h"
 
 namespace ts {
 namespace {

@@ -2,6 +2,8 @@
 
 #include <rapidcheck.h>
 
+#include "reference/registry.h"
+
 namespace ts {
 
 int64_t input_elements(const Expected& e) {

@@ -10,7 +10,7 @@
 namespace ts {
 
 rc::Shrinkable<Case> draw_shrinkable(const OpDef& op, DType dtype, const Draw& d) {
-  return op.generator(dtype, d.valid)(rc::Random(d.key), d.size);
+  return op.generator(op, dtype, d.valid)(rc::Random(d.key), d.size);
 }
 
 Case draw_case(const OpDef& op, DType dtype, bool valid, uint64_t key, int size) {

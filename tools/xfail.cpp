@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/contract.h"
-#include "core/registry.h"
-#include "goldens/files.h"
 #include "core/runner.h"
+#include "goldens/files.h"
+#include "reference/registry.h"
 #include "tools/backends.h"
 
 namespace ts {

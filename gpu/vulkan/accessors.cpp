@@ -80,13 +80,16 @@ struct Conversions {
   std::string image_store; // vec4 -> what imageStore takes
 };
 
-Conversions conversions(DType t) {
+Conversions conversions(DType t, bool f16_rte) {
   switch (t) {
     case DType::f32: return {"vec4", "@X@", "@X@", "@X@", "@X@", "@X@", "@X@"};
     // Stores convert a value float16 holds exactly (the preamble's ts_f16_round): every layout
-    // stores the same bits, whatever the device's own conversions round to.
+    // stores the same bits, whatever the device's own conversions round to. With f16_rte (the
+    // accessors declare RoundingModeRTE for 16-bit) a buffer texel's conversion is nearest-even by
+    // the SPIR-V spec, and ts_f16_rte4 rounds in integers only what that leaves open (gpu/ACCESSORS.md).
     case DType::f16:
-      return {"f16vec4",   "vec4(@X@)", "float(@X@)", "f16vec4(ts_f16_round4(@X@))", "float16_t(ts_f16_round(@X@))",
+      return {"f16vec4",   "vec4(@X@)", "float(@X@)",
+              f16_rte ? "f16vec4(ts_f16_rte4(@X@))" : "f16vec4(ts_f16_round4(@X@))", "float16_t(ts_f16_round(@X@))",
               "@X@", "ts_f16_round4(@X@)"};
     case DType::bf16:
       return {"u16vec4", "ts_bf16_to_vec4(uvec4(@X@))", "ts_bf16_to_float(uint(@X@))", "u16vec4(ts_vec4_to_bf16(@X@))",
@@ -116,7 +119,9 @@ std::string buffer_glsl(const AccessorDecl& d, const Conversions& c, std::map<st
   if (!d.output) {
     v["LANE"] = conv(c.to_float, "ts_buf_@N@[i >> 2][i & 3u]");
     v["TEXEL"] = conv(c.to_vec4, "ts_buf_@N@[i >> 2]");
+    v["WHOLE"] = conv(c.to_vec4, "ts_buf_@N@[t]");
     s += R"(float @N@_at(uint i) { return @LANE@; }
+vec4 @N@_texel(uint t) { return @WHOLE@; }
 vec4 @N@_at4(uint i) {
   if ((i & 3u) == 0u) return @TEXEL@;
   return vec4(@N@_at(i), @N@_at(i + 1u), @N@_at(i + 2u), @N@_at(i + 3u));
@@ -127,10 +132,11 @@ vec4 @N@_at4(uint i) {
     v["LANE"] = conv(c.from_float, "v[j]");
     s += kOutputIndex;
     // Lanes past the tensor's end are not written: they are the guard band's bytes.
-    s += R"(void @N@_store(uint t, vec4 v) {
+    s += R"(void @N@_store_texel(uint t, vec4 v) { ts_buf_@N@[t] = @TEXEL@; }
+void @N@_store(uint t, vec4 v) {
   uint k = ts_lanes(TS_BUFFER, ts_meta[@B@], t);
   if (k == 4u) {
-    ts_buf_@N@[t] = @TEXEL@;
+    @N@_store_texel(t, v);
     return;
   }
   for (uint j = 0u; j < k; ++j) ts_buf_@N@[t][j] = @LANE@;
@@ -202,6 +208,7 @@ std::string image_glsl(const AccessorDecl& d, const Conversions& c, const TexelF
   if (@L@ == TS_TEXTURE3D_W && (i & 3u) == 0u && (d.x & 3u) == 0u) return ts_texel_@N@(ts_image_locate(@L@, d, i).xyz);
 )";
     s += R"(vec4 ts_texel_@N@(uvec3 p) { return @LOAD@; }
+vec4 @N@_texel(uint t) { return ts_texel_@N@(ts_coord(@L@, ts_meta[@B@], t)); }
 float @N@_at(uint i) {
   uvec4 p = ts_image_locate(@L@, ts_meta[@B@], i);
   return ts_texel_@N@(p.xyz)[p.w];
@@ -214,7 +221,8 @@ vec4 @N@_at4(uint i) {
     v["STORE"] = conv(c.image_store, "v");
     s += kOutputIndex;
     // Padding lanes are stored as zero whatever the kernel passes (SPEC: they hold zero).
-    s += R"(void @N@_store(uint t, vec4 v) {
+    s += R"(void @N@_store_texel(uint t, vec4 v) { imageStore(ts_img_@N@, ivec3(ts_coord(@L@, ts_meta[@B@], t)), @STORE@); }
+void @N@_store(uint t, vec4 v) {
   uvec4 d = ts_meta[@B@];
   for (uint j = ts_lanes(@L@, d, t); j < 4u; ++j) v[j] = 0.0;
   imageStore(ts_img_@N@, ivec3(ts_coord(@L@, d, t)), @STORE@);
@@ -260,11 +268,17 @@ std::vector<AccessorDecl> parse_accessors(std::string_view source, const std::st
   return decls;
 }
 
-std::string accessor_glsl(const std::vector<AccessorDecl>& decls, const std::vector<TensorForm>& forms) {
+std::string accessor_glsl(const std::vector<AccessorDecl>& decls, const std::vector<TensorForm>& forms, bool f16_rte) {
   if (decls.empty()) return {};
   std::string s = cat("// (W, H, C, N) of the tensor at binding b in entry b (gpu/ACCESSORS.md); its layout in entry ",
                       kLayoutMeta, " + b\nlayout(std430, binding = ", kMetaBinding,
                       ") readonly buffer TsMeta { uvec4 ts_meta[]; };\n");
+  bool rte = false;
+  for (size_t i = 0; i < decls.size(); ++i)
+    rte |= f16_rte && decls[i].output && forms.at(i).dtype == DType::f16 && forms.at(i).layout == Layout::buffer;
+  // Execution mode RoundingModeRTE (4462) for 16-bit floats, capability RoundingModeRTE (4467): core
+  // SPIR-V since 1.4, so no extension. Only where a float16 buffer is stored, on a device that has it.
+  if (rte) s += "spirv_execution_mode(capabilities = [4467], 4462, 16);\n";
   for (size_t i = 0; i < decls.size(); ++i) {
     const AccessorDecl& d = decls[i];
     const TensorForm& f = forms.at(i);
@@ -276,9 +290,12 @@ std::string accessor_glsl(const std::vector<AccessorDecl>& decls, const std::vec
              : int8               ? "int8 words (layout in ts_meta)"
                                   : "buffer",
              ", ", dtype_name(f.dtype), "\n");
+    // A compile-time constant: a kernel may branch on it to a path with no index arithmetic (texel
+    // t of a buffer holds flat elements 4t .. 4t+3); the compiler drops the other branch.
+    if (!int8) s += cat("const bool ", d.name, "_is_buffer = ", is_texture(f.layout) ? "false" : "true", ";\n");
     if (int8) s += int8_glsl(d, v);
-    else if (is_texture(f.layout)) s += image_glsl(d, conversions(f.dtype), texel_format(f.dtype), v);
-    else s += buffer_glsl(d, conversions(f.dtype), v);
+    else if (is_texture(f.layout)) s += image_glsl(d, conversions(f.dtype, false), texel_format(f.dtype), v);
+    else s += buffer_glsl(d, conversions(f.dtype, rte), v);
   }
   return s;
 }

@@ -2,8 +2,8 @@
 // The layout accessors of gpu/ACCESSORS.md, in GLSL. A kernel declares each layout-capable tensor
 // with one line, `TS_INPUT(name, binding)` or `TS_OUTPUT(name, binding)`; the backend blanks that
 // line and generates, for the tensor's layout and dtype in the case at hand, its resource and the
-// functions NAME_numel, NAME_dims, NAME_at, NAME_at4 (inputs), NAME_texels, NAME_flat, NAME_texel_of,
-// NAME_store (outputs): float tensors (float32, float16, bfloat16) in buffer and texture3d_w/h/c
+// functions NAME_numel, NAME_dims, NAME_at, NAME_at4, NAME_texel (inputs), NAME_texels, NAME_flat,
+// NAME_texel_of, NAME_store, NAME_store_texel (outputs), and (float tensors) the constant NAME_is_buffer: float tensors (float32, float16, bfloat16) in buffer and texture3d_w/h/c
 // read float / vec4 and store vec4; int8 tensors in buffer and int8_4w / int8_4c1w / int8_4w4c read
 // int / ivec4 and store ivec4 (each lane's low byte: the kernel clamps). The index math and the bfloat16 conversion they call live once in
 // shaders/preamble.glsl; what is generated only picks the resource and the dtype's conversions.
@@ -52,6 +52,9 @@ struct TensorForm {
 // GLSL for the declared tensors (forms[i] is decls[i]'s): the ts_meta buffer, then per tensor its
 // resource (ts_buf_NAME / ts_img_NAME) and functions; "" when there are none. Throws Unsupported
 // for a form that has no accessors. Forms that differ only in their texture packing give one text.
-std::string accessor_glsl(const std::vector<AccessorDecl>& decls, const std::vector<TensorForm>& forms);
+// f16_rte: the device has shaderRoundingModeRTEFloat16; float16 buffer stores then use its
+// conversion under RoundingModeRTE (gpu/ACCESSORS.md "float16 stores").
+std::string accessor_glsl(const std::vector<AccessorDecl>& decls, const std::vector<TensorForm>& forms,
+                          bool f16_rte = false);
 
 }  // namespace ts::vk

@@ -85,6 +85,7 @@ Adapter describe(VkPhysicalDevice pd) {
   a.driver = cat(p12.driverName, " ", p12.driverInfo);
   a.subgroup_size = p11.subgroupSize;
   a.max_allocation = p11.maxMemoryAllocationSize;
+  a.features.rte16 = p12.shaderRoundingModeRTEFloat16;
 
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -192,6 +193,8 @@ const KnownCapability kKnown[] = {
     {SpvCapabilityInt64, "Int64", "shaderInt64", TS_FEATURE(int64)},
     {SpvCapabilityStorageBuffer16BitAccess, "StorageBuffer16BitAccess", "storageBuffer16BitAccess", TS_FEATURE(storage16)},
     {SpvCapabilityStorageBuffer8BitAccess, "StorageBuffer8BitAccess", "storageBuffer8BitAccess", TS_FEATURE(storage8)},
+    // Declared only with the execution mode RoundingModeRTE for 16-bit floats (gpu/vulkan/accessors.cpp).
+    {SpvCapabilityRoundingModeRTE, "RoundingModeRTE", "shaderRoundingModeRTEFloat16", TS_FEATURE(rte16)},
     {SpvCapabilityDotProduct, "DotProduct", "shaderIntegerDotProduct", TS_FEATURE(int_dot)},
     {SpvCapabilityDotProductInputAll, "DotProductInputAll", "shaderIntegerDotProduct", TS_FEATURE(int_dot)},
     {SpvCapabilityDotProductInput4x8Bit, "DotProductInput4x8Bit", "shaderIntegerDotProduct", TS_FEATURE(int_dot)},

@@ -40,6 +40,7 @@ struct Features {
   bool int8 = false;       // shaderInt8
   bool int16 = false;      // shaderInt16
   bool int_dot = false;    // shaderIntegerDotProduct (Vulkan 1.3)
+  bool rte16 = false;      // shaderRoundingModeRTEFloat16 (a property, Vulkan 1.2)
   bool float64 = false;    // shaderFloat64
   bool int64 = false;      // shaderInt64
   VkSubgroupFeatureFlags subgroup_ops = 0;  // in compute shaders

@@ -4,14 +4,12 @@
 
 namespace ts::vk {
 
-Pipelines::Pipelines(const Device& device) : dev_(device) {
-  VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-  check(dev_.fn.vkCreatePipelineCache(dev_.handle, &ci, nullptr, &cache_), "vkCreatePipelineCache");
-}
+Pipelines::Pipelines(const Device& device) : dev_(device) {}
 
+// Compile-ahead threads are drained before a device goes (VulkanBackend::State), so every entry left
+// is a made pipeline.
 Pipelines::~Pipelines() {
-  for (auto& [key, p] : pipelines_) destroy(p);
-  dev_.fn.vkDestroyPipelineCache(dev_.handle, cache_, nullptr);
+  for (auto& [key, p] : pipelines_) destroy(p.get());
 }
 
 void Pipelines::destroy(const Pipeline& p) const {
@@ -20,18 +18,54 @@ void Pipelines::destroy(const Pipeline& p) const {
   dev_.fn.vkDestroyDescriptorSetLayout(dev_.handle, p.set_layout, nullptr);
 }
 
+size_t Pipelines::size() const {
+  std::lock_guard lock(mu_);
+  return pipelines_.size();
+}
+
+std::shared_future<Pipeline> Pipelines::entry(const Program& program, uint32_t workgroup_size, bool& created) {
+  const Key key{program.id, workgroup_size};
+  std::promise<Pipeline> promise;
+  {
+    std::lock_guard lock(mu_);
+    created = false;
+    if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
+    created = true;
+    pipelines_.emplace(key, promise.get_future().share());
+  }
+  std::shared_future<Pipeline> made;
+  try {
+    promise.set_value(create(program, workgroup_size));
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    std::lock_guard lock(mu_);
+    made = pipelines_.at(key);
+    pipelines_.erase(key);
+    return made;
+  }
+  std::lock_guard lock(mu_);
+  return pipelines_.at(key);
+}
+
 const Pipeline& Pipelines::get(const Program& program, uint32_t workgroup_size) {
-  auto key = std::make_pair(program.id, workgroup_size);
-  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
-  return pipelines_.emplace(key, create(program, workgroup_size)).first->second;
+  bool created = false;
+  std::shared_future<Pipeline> made = entry(program, workgroup_size, created);
+  if (!created) {
+    try {
+      made.get();
+    } catch (...) {
+      // A compile-ahead thread's creation failed (and left no entry): create here, where the error
+      // becomes this case's outcome.
+      made = entry(program, workgroup_size, created);
+    }
+  }
+  // A made entry's future is also in the map, so the pipeline outlives this call.
+  return made.get();
 }
 
 void Pipelines::warm(const Program& program, uint32_t workgroup_size) {
-  {
-    std::lock_guard lock(warm_mu_);
-    if (!warmed_.insert({program.id, workgroup_size}).second) return;
-  }
-  destroy(create(program, workgroup_size));  // what stays is the driver's compiled code, in cache_
+  bool created = false;
+  (void)entry(program, workgroup_size, created);
 }
 
 Pipeline Pipelines::create(const Program& program, uint32_t workgroup_size) const {
@@ -70,7 +104,7 @@ Pipeline Pipelines::create(const Program& program, uint32_t workgroup_size) cons
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = &spec;
     ci.layout = p.layout;
-    check(dev_.fn.vkCreateComputePipelines(dev_.handle, cache_, 1, &ci, nullptr, &p.pipeline),
+    check(dev_.fn.vkCreateComputePipelines(dev_.handle, VK_NULL_HANDLE, 1, &ci, nullptr, &p.pipeline),
           "vkCreateComputePipelines");
   } catch (...) {
     dev_.fn.vkDestroyShaderModule(dev_.handle, module, nullptr);

@@ -1,8 +1,12 @@
 #pragma once
-// Compute pipelines of one device, made once per (program, workgroup size) through a VkPipelineCache.
+// Compute pipelines of one device, made once per (program, workgroup size), by whichever thread asks
+// first: a compile-ahead thread (warm) or the run's (get). The pipeline itself is kept, not just the
+// driver's compiled code in a VkPipelineCache: on the H100 a cold pipeline took ~240 ms to create,
+// and a run that arrived while a compile-ahead thread was still creating it created it a second
+// time, beside it (in a 3,600-run check, 28 s of the run thread went to waiting for pipelines).
+#include <future>
 #include <map>
 #include <mutex>
-#include <set>
 #include <utility>
 
 #include "gpu/vulkan/context.h"
@@ -23,23 +27,25 @@ class Pipelines {
   Pipelines(const Pipelines&) = delete;
   Pipelines& operator=(const Pipelines&) = delete;
 
-  // The workgroup size is specialization constant 0 (the preamble's local_size_x_id).
+  // The workgroup size is specialization constant 0 (the preamble's local_size_x_id). Waits for a
+  // creation in flight on another thread; throws its error (or, if that one failed, creates again,
+  // so that every case of a broken kernel reports the error itself).
   const Pipeline& get(const Program& program, uint32_t workgroup_size);
-  size_t size() const { return pipelines_.size(); }
-  // Compiles the pipeline into the VkPipelineCache and drops it, so that get() later is a cache hit.
-  // Thread-safe (pipeline creation and an internally synchronized cache), unlike get(): compile-ahead
-  // threads call it while the run's thread uses get().
+  size_t size() const;
+  // Creates the pipeline unless it exists or is being created. Thread-safe, like get(): compile-ahead
+  // threads call it while the run's thread uses get(). Errors are left for get() to report.
   void warm(const Program& program, uint32_t workgroup_size);
 
  private:
+  using Key = std::pair<uint64_t, uint32_t>;
+  // The entry of `key`, created on this thread if there is none (`created` says so).
+  std::shared_future<Pipeline> entry(const Program& program, uint32_t workgroup_size, bool& created);
   Pipeline create(const Program& program, uint32_t workgroup_size) const;
   void destroy(const Pipeline& p) const;
 
   const Device& dev_;
-  VkPipelineCache cache_ = VK_NULL_HANDLE;
-  std::map<std::pair<uint64_t, uint32_t>, Pipeline> pipelines_;
-  std::mutex warm_mu_;
-  std::set<std::pair<uint64_t, uint32_t>> warmed_;
+  mutable std::mutex mu_;
+  std::map<Key, std::shared_future<Pipeline>> pipelines_;  // a failed creation leaves no entry
 };
 
 }  // namespace ts::vk

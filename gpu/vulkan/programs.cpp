@@ -2,9 +2,9 @@
 
 #include <stdexcept>
 
-#include "core/embedded.h"
-#include "gpu/gpu_backend.h"
 #include "core/profile.h"
+#include "gpu/embedded.h"
+#include "gpu/gpu_backend.h"
 #include "gpu/kernel_source.h"
 #include "gpu/vulkan/compiler.h"
 
@@ -39,7 +39,7 @@ const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_
   std::vector<AccessorDecl> decls = parse_accessors(kernel.text, kernel.file, &source);
   std::vector<TensorForm> forms;
   for (const AccessorDecl& a : decls) forms.push_back(form_of(a, kernel.file));
-  const std::string accessors = accessor_glsl(decls, forms);
+  const std::string accessors = accessor_glsl(decls, forms, f16_rte);
   std::string defines = dtype_defines(dtype);
   for (const std::string& def : d.defines) {
     size_t eq = def.find('=');

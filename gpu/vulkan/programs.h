@@ -46,6 +46,7 @@ class Programs {
   const Program& get(const Dispatch& d, DType dtype, const FormOf& form_of);
 
   const KernelSources* sources = nullptr;  // the backend's (GpuBackend::kernel_sources)
+  bool f16_rte = false;  // the device has shaderRoundingModeRTEFloat16 (accessor_glsl's f16_rte)
 
   struct Counts {
     uint64_t compiles = 0;

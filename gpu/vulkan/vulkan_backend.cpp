@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "core/profile.h"
-#include "gpu/vulkan/compile_pool.h"
+#include "core/task_pool.h"
 #include "gpu/vulkan/context.h"
 #include "gpu/vulkan/images.h"
 #include "gpu/vulkan/pipelines.h"
@@ -76,7 +76,7 @@ struct VulkanBackend::State {
   std::unique_ptr<vk::Gpu> gpu;  // null after a hang or a lost device, until the next run
   // Compile-ahead threads: one fewer than the cores, since the run's thread keeps one busy. Tasks
   // use `programs` and a Gpu's pipelines: drained before either goes (here, and in reap()).
-  vk::CompilePool compiler{std::max(1u, std::thread::hardware_concurrency()) - 1};
+  TaskPool compiler{std::max(1u, std::thread::hardware_concurrency()) - 1};
 
   ~State() {
     compiler.drain();
@@ -342,6 +342,7 @@ std::unique_ptr<VulkanBackend> VulkanBackend::create(const VulkanOptions& option
     lim.bf16 = s->adapter.features.storage16;
     lim.max_image_3d = l.maxImageDimension3D;
     lim.int_dot = s->adapter.features.int_dot && options.int_dot;
+    s->programs.f16_rte = s->adapter.features.rte16;
     s->gpu = std::make_unique<vk::Gpu>(s->adapter);
     return std::unique_ptr<VulkanBackend>(new VulkanBackend(std::move(s)));
   } catch (const std::exception& e) {
@@ -391,6 +392,8 @@ DeviceInfo VulkanBackend::info() const {
   // bench picks its sizes by it (quick on a CPU device such as lavapipe).
   add(a.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, "device-type=cpu");
   add(lim.f16, "shader-f16");
+  // float16 buffer stores convert in the device's nearest-even conversion (gpu/ACCESSORS.md).
+  add(lim.f16 && f.rte16, "f16-rte");
   add(f.int8 && f.storage8, "int8");
   add(f.int16, "int16");
   // The same words as WebGPU's: used by the int8 kernels, or present and turned off.

@@ -190,6 +190,11 @@ fn ts_f16_value(h: u32) -> f32 {
   if (e == 0u) { let x = f32(m) * 5.9604644775390625e-8; return select(x, -x, sign != 0u); }
   return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));
 }
+// A buffer's float16 texel takes the rounded bits as they are: no conversion back and forth.
+fn ts_f16_buffer_texel(v: vec4<f32>) -> vec4<f16> {
+  return vec4<f16>(bitcast<vec2<f16>>(ts_f16_bits(v.x) | (ts_f16_bits(v.y) << 16u)),
+                   bitcast<vec2<f16>>(ts_f16_bits(v.z) | (ts_f16_bits(v.w) << 16u)));
+}
 fn ts_f16_texel(v: vec4<f32>) -> vec4<f32> {
   return vec4<f32>(ts_f16_value(ts_f16_bits(v.x)), ts_f16_value(ts_f16_bits(v.y)), ts_f16_value(ts_f16_bits(v.z)), ts_f16_value(ts_f16_bits(v.w)));
 }
@@ -231,13 +236,15 @@ fn @N_texel_of(i: u32) -> u32 { return ts_texel_of(@L, ts_meta[@B], i); }
 // Buffers of float32 / float16: an array of 4-lane texels (array<vec4<T>>), so a whole texel is one
 // load or store. Input buffers are padded to whole texels; outputs' trailing guard covers the last.
 constexpr const char* kBufferIn = R"(fn @N_at(i: u32) -> f32 { return f32(@V[i / 4u][i % 4u]); }
+fn @N_texel(t: u32) -> vec4<f32> { return vec4<f32>(@V[t]); }
 fn @N_at4(i: u32) -> vec4<f32> {
   if (i % 4u == 0u) { return vec4<f32>(@V[i / 4u]); }
   return vec4<f32>(@N_at(i), @N_at(i + 1u), @N_at(i + 2u), @N_at(i + 3u));
 }
 )";
 // A buffer never writes lanes past its end: they are the trailing guard.
-constexpr const char* kBufferOut = R"(fn @N_store(t: u32, v: vec4<f32>) {
+constexpr const char* kBufferOut = R"(fn @N_store_texel(t: u32, v: vec4<f32>) { @V[t] = vec4<@T>(@R(v)); }
+fn @N_store(t: u32, v: vec4<f32>) {
   let r = @R(v);
   let n = ts_lanes(0u, ts_meta[@B], t);
   if (n == 4u) { @V[t] = vec4<@T>(r); return; }
@@ -251,12 +258,16 @@ constexpr const char* kBf16BufferIn = R"(fn @N_at(i: u32) -> f32 {
   let w = @V[i / 4u][(i / 2u) % 2u];
   return ts_bf16_to_f32(select(w & 0xFFFFu, w >> 16u, i % 2u == 1u));
 }
+fn @N_texel(t: u32) -> vec4<f32> { let w = @V[t]; return vec4<f32>(ts_bf16_unpack2(w.x), ts_bf16_unpack2(w.y)); }
 fn @N_at4(i: u32) -> vec4<f32> {
   if (i % 4u == 0u) { let w = @V[i / 4u]; return vec4<f32>(ts_bf16_unpack2(w.x), ts_bf16_unpack2(w.y)); }
   return vec4<f32>(@N_at(i), @N_at(i + 1u), @N_at(i + 2u), @N_at(i + 3u));
 }
 )";
-constexpr const char* kBf16BufferOut = R"(fn @N_store(t: u32, v: vec4<f32>) {
+constexpr const char* kBf16BufferOut = R"(fn @N_store_texel(t: u32, v: vec4<f32>) {
+  @V[t] = vec2<u32>(ts_bf16_pack2(v.x, v.y), ts_bf16_pack2(v.z, v.w));
+}
+fn @N_store(t: u32, v: vec4<f32>) {
   let n = ts_lanes(0u, ts_meta[@B], t);
   let w = vec2<u32>(ts_bf16_pack2(v.x, v.y), ts_bf16_pack2(v.z, v.w));
   if (n == 4u) { @V[t] = w; return; }
@@ -268,6 +279,7 @@ constexpr const char* kBf16BufferOut = R"(fn @N_store(t: u32, v: vec4<f32>) {
 // Textures: texture_3d read with textureLoad (inputs), texture_storage_3d (outputs). @T here is the
 // conversion of a loaded texel to vec4<f32> or of a vec4<f32> to the stored texel.
 constexpr const char* kTextureIn = R"(fn @N_at(i: u32) -> f32 { let c = ts_locate(@L, ts_meta[@B], i); return @T(textureLoad(@V, c.xyz, 0))[c.w]; }
+fn @N_texel(t: u32) -> vec4<f32> { return @T(textureLoad(@V, ts_coord(@L, ts_meta[@B], t), 0)); }
 )";
 // Width-packed with W % 4 == 0: 4 elements from a multiple of 4 are one texel.
 constexpr const char* kTextureAt4W = R"(fn @N_at4(i: u32) -> vec4<f32> {
@@ -279,7 +291,8 @@ constexpr const char* kTextureAt4W = R"(fn @N_at4(i: u32) -> vec4<f32> {
 constexpr const char* kTextureAt4 = R"(fn @N_at4(i: u32) -> vec4<f32> { return vec4<f32>(@N_at(i), @N_at(i + 1u), @N_at(i + 2u), @N_at(i + 3u)); }
 )";
 // Padding lanes are stored as zero; the texel is written whole.
-constexpr const char* kTextureOut = R"(fn @N_store(t: u32, v: vec4<f32>) {
+constexpr const char* kTextureOut = R"(fn @N_store_texel(t: u32, v: vec4<f32>) { textureStore(@V, ts_coord(@L, ts_meta[@B], t), @T(@R(v))); }
+fn @N_store(t: u32, v: vec4<f32>) {
   let d = ts_meta[@B];
   let m = select(vec4<f32>(0.0), v, vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(ts_lanes(@L, d, t)));
   textureStore(@V, ts_coord(@L, d, t), @T(@R(m)));
@@ -399,11 +412,16 @@ Expansion expand(std::string_view source, const std::vector<TensorDecl>& decls, 
     const uint32_t code = layout_code(f.layout);
     const bool bf16 = f.dtype == DType::bf16;
     const std::string scalar = f.dtype == DType::f16 ? "f16" : "f32";
-    const std::string round = f.dtype == DType::f16 ? "ts_f16_texel" : "vec4<f32>";
+    const std::string round = f.dtype != DType::f16 ? "vec4<f32>"
+                              : f.layout == Layout::buffer ? "ts_f16_buffer_texel"
+                                                           : "ts_f16_texel";
     auto add = [&](const char* tmpl, const std::string& elem = "") {
       e.functions += fill(tmpl, prefix, d.name, d.binding, code, elem, round);
     };
     add(kCommon);
+    // A compile-time constant: a kernel may branch on it to a path with no index arithmetic (texel
+    // t of a buffer holds flat elements 4t .. 4t+3); the compiler drops the other branch.
+    if (f.dtype != DType::i8) e.functions += cat("const ", prefix, "_is_buffer = ", f.layout == Layout::buffer ? "true" : "false", ";\n");
     std::string resource;
     if (f.dtype == DType::i8) {
       resource = cat("var<storage, ", d.output ? "read_write" : "read", "> ", d.name, " : array<u32>;");

@@ -1,6 +1,7 @@
 #include "gpu/webgpu/webgpu_backend.h"
 
 #include <algorithm>
+#include <thread>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -12,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/contract.h"
-#include "core/embedded.h"
 #include "core/profile.h"
+#include "gpu/embedded.h"
 #include "gpu/kernel_source.h"
 #include "gpu/webgpu/locate.h"
 #include "gpu/webgpu/worker_process.h"
@@ -183,7 +184,25 @@ std::unique_ptr<WebGpuBackend> WebGpuBackend::create(const WebGpuOptions& option
     argv.insert(argv.end(), kDefaultToggles.begin(), kDefaultToggles.end());
     argv.insert(argv.end(), options.dawn_toggles.begin(), options.dawn_toggles.end());
     std::unique_ptr<WebGpuBackend> b(new WebGpuBackend(options, std::move(argv)));
-    b->start();
+    b->workers_.resize(1);
+    b->start(0);
+    const auto& caps = b->info_.capabilities;
+    const bool cpu = std::find(caps.begin(), caps.end(), "device-type=cpu") != caps.end();
+    const size_t n = options.workers ? options.workers : cpu ? 1 : std::clamp<size_t>(std::thread::hardware_concurrency() / 2, 1, 8);
+    if (n > 1) {
+      b->workers_.resize(n);
+      // The others start side by side (a Dawn device takes ~0.3 s to open); one that fails is
+      // started again by the first case it gets, which reports why it cannot.
+      std::vector<std::thread> starting;
+      for (size_t i = 1; i < b->workers_.size(); ++i)
+        starting.emplace_back([&b, i] {
+          try {
+            b->start(i);
+          } catch (const std::exception&) {
+          }
+        });
+      for (std::thread& t : starting) t.join();
+    }
     return b;
   } catch (const std::exception& e) {
     return fail(e.what());
@@ -195,7 +214,15 @@ WebGpuBackend::WebGpuBackend(WebGpuOptions options, std::vector<std::string> arg
 
 WebGpuBackend::~WebGpuBackend() = default;
 
-pid_t WebGpuBackend::worker_pid() const { return worker_ ? worker_->pid() : -1; }
+pid_t WebGpuBackend::worker_pid() const {
+  return last_ < workers_.size() && workers_[last_].process ? workers_[last_].process->pid() : -1;
+}
+
+size_t WebGpuBackend::route(const std::vector<std::string>& shader_keys) const {
+  std::string all;
+  for (const std::string& k : shader_keys) all += k;
+  return std::hash<std::string>{}(all) % workers_.size();
+}
 
 const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const KernelText& kernel, DType dtype,
                                                      const std::map<std::string, webgpu::TensorForm>& tensors) {
@@ -266,32 +293,42 @@ json WebGpuBackend::shader_json(const Program& prog, const Dispatch& d, uint32_t
 
 void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map<std::string, Physical>& forms,
                                const std::map<std::string, DType>& dtypes, DType dtype) {
-  if (!worker_) return;  // a worker lost in an earlier case: the next run starts one
   if (dtype == DType::f16 && !limits_.f16) return;
   std::map<std::string, webgpu::TensorForm> tensors;
   for (auto& [name, ph] : forms) tensors[name] = {ph.layout, dtypes.at(name)};
-  json shaders = json::array();
+  std::vector<std::string> keys;
+  std::vector<json> shaders;
   for (const Dispatch& d : plan) {
     const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
     if (!grid) continue;
     try {
-      shaders.push_back(shader_json(program(d, kernels_.get(d.kernel), dtype, tensors), d, grid->workgroup_size));
+      const Program& prog = program(d, kernels_.get(d.kernel), dtype, tensors);
+      std::string key = cat(grid->workgroup_size, "\n", prog.code);
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;  // as a RUN lists them: once
+      keys.push_back(std::move(key));
+      shaders.push_back(shader_json(prog, d, grid->workgroup_size));
     } catch (const std::exception&) {
       // execute() meets it again and reports it as the case's outcome.
     }
   }
   if (shaders.empty()) return;
-  const std::string text = shaders.dump();
+  Worker& w = workers_[route(keys)];
+  if (!w.process) return;  // lost in an earlier case: the next run starts it
+  json fresh = json::array();
+  for (size_t i = 0; i < shaders.size(); ++i)
+    if (w.prepared.insert(keys[i]).second) fresh.push_back(std::move(shaders[i]));
+  if (fresh.empty()) return;
+  const std::string text = fresh.dump();
   try {
-    worker_->post(FrameType::prepare, {{reinterpret_cast<const uint8_t*>(text.data()), text.size()}},
-                  std::chrono::milliseconds(options_.timeout_ms));
+    w.process->post(FrameType::prepare, {{reinterpret_cast<const uint8_t*>(text.data()), text.size()}},
+                    std::chrono::milliseconds(options_.timeout_ms));
   } catch (const WorkerLost&) {
-    worker_.reset();  // the next case starts a fresh worker
+    w = Worker{};  // the next case starts a fresh worker
   }
 }
 
-void WebGpuBackend::start() {
-  worker_.reset();
+void WebGpuBackend::start(size_t i) {
+  workers_[i] = Worker{};
   auto w = std::make_unique<WorkerProcess>(argv_);
   Frame f = w->call(FrameType::info, {}, std::chrono::milliseconds(options_.timeout_ms));
   if (f.type != FrameType::info) {
@@ -299,6 +336,10 @@ void WebGpuBackend::start() {
     std::string msg = f.type == FrameType::error ? text_of(f) : "webgpu: the worker answered INFO with a wrong frame";
     if (!w->stderr_tail().empty()) msg += cat("; worker stderr:\n", w->stderr_tail());
     throw std::runtime_error(msg);
+  }
+  if (i != 0) {  // the same adapter: worker 0 read its limits
+    workers_[i].process = std::move(w);
+    return;
   }
   const json j = json::parse(text_of(f));
   const json& lim = j.at("limits");
@@ -349,15 +390,13 @@ void WebGpuBackend::start() {
   std::string flags;
   for (const json& fl : j.at("flags")) flags += cat(flags.empty() ? "" : " ", fl.get<std::string>());
   info_.capabilities.push_back(cat("dawn: ", flags));
-  worker_ = std::move(w);
+  workers_[i].process = std::move(w);
 }
 
 Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
                           const TimingBudget* timing, std::vector<std::pair<size_t, std::string>>& snapshots) {
   if (dtype == DType::f16 && !limits_.f16)
     throw Unsupported("webgpu: the adapter does not offer shader-f16, which float16 kernels need");
-  // A worker lost in an earlier case is replaced here, before anything of this case is sent.
-  if (!worker_) start();
 
   std::optional<Phase> building(std::in_place, "webgpu: request (header, spans)");
   Blob blob;
@@ -408,6 +447,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
   std::map<std::string, webgpu::TensorForm> tensor_forms;
   for (const HostBuffer& b : buffers) tensor_forms[b.name] = {b.phys.layout, b.dtype};
   std::map<std::string, size_t> shader_index;  // by WGSL text and workgroup size
+  std::vector<std::string> keys;                // shader_index's keys in order: route()'s
   std::map<std::vector<uint32_t>, size_t> metas;  // ts_meta contents -> buffer index
   size_t uniforms = 0;
   std::vector<bool> snapped(buffers.size(), false);
@@ -418,6 +458,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
     const WgslResources& res = prog.res;
     const std::string key = cat(grid->workgroup_size, "\n", prog.code);
     auto [it, fresh] = shader_index.emplace(key, shader_index.size());
+    if (fresh) keys.push_back(key);
     if (fresh) head["shaders"].push_back(shader_json(prog, d, grid->workgroup_size));
     // The accessors' dims: one ts_meta buffer per distinct content in the case.
     size_t meta_index = 0;
@@ -485,15 +526,18 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
   allocations += buffers.size() + metas.size() + uniforms;
   dispatches += plan.size();
   building.reset();
+  last_ = route(keys);
+  // A worker lost in an earlier case is replaced here, before anything of this case is sent.
+  if (!workers_[last_].process) start(last_);
   Phase ph("webgpu: worker round trip");
   Frame reply;
   try {
     // Timing runs until its budget is spent: the worker gets that on top of the usual timeout.
     const auto limit = std::chrono::milliseconds(options_.timeout_ms) +
                        std::chrono::milliseconds(timing ? uint64_t(timing->max_seconds * 1000) * 2 : 0);
-    reply = worker_->call(timing ? FrameType::time : FrameType::run, parts, limit);
+    reply = workers_[last_].process->call(timing ? FrameType::time : FrameType::run, parts, limit);
   } catch (const WorkerLost&) {
-    worker_.reset();  // the next case starts a fresh worker
+    workers_[last_] = Worker{};  // the next case starts a fresh worker
     throw;
   }
   if (reply.type == FrameType::error) throw std::runtime_error(text_of(reply));

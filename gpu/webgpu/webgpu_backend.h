@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ struct WebGpuOptions {
   // int8 kernels may take their dot4I8Packed path (WGSL packed_4x8_integer_dot_product) where Dawn
   // offers it; false keeps them on their scalar path (both must agree bit for bit).
   bool int_dot = true;
+  // Dawn worker processes; 0: one on a CPU device, else half the cores, at most 8 (workers_ says why).
+  uint32_t workers = 0;
 };
 
 class WebGpuBackend : public GpuBackend {
@@ -46,7 +49,7 @@ class WebGpuBackend : public GpuBackend {
   // What every kernel sees before its own text (and the accessors): DTYPE, WG, the plan's defines
   // as constants, TS_INT_DOT, ts_linear_id(); `packed_dot`: Dawn has dot4I8Packed.
   static std::string preamble(DType dtype, bool f16, const std::vector<std::string>& defines, bool packed_dot);
-  // Test hook: the worker's pid (-1 when none is running).
+  // Test hook: the pid of the worker that served the last request (-1 when it is gone).
   pid_t worker_pid() const;
 
  protected:
@@ -69,7 +72,14 @@ class WebGpuBackend : public GpuBackend {
     std::vector<webgpu::TensorDecl> decls;
     webgpu::WgslResources res;
   };
-  void start();  // a fresh worker; fills info_ and limits_
+  // A Dawn worker process and the shaders it was handed to compile ahead.
+  struct Worker {
+    std::unique_ptr<webgpu::WorkerProcess> process;
+    std::set<std::string> prepared;  // (workgroup size, WGSL text) sent in PREPARE frames
+  };
+  void start(size_t i);  // a fresh worker i; worker 0's INFO fills info_ and limits_
+  // The worker of a case (or a PREPARE) with these shaders (workgroup size, WGSL text each).
+  size_t route(const std::vector<std::string>& shader_keys) const;
   // Sends the plan as one RUN (timing null) or TIME request and returns the worker's reply;
   // `snapshots` receives (buffer, kernel) for each scratch snapshot the reply holds.
   webgpu::Frame call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
@@ -83,7 +93,12 @@ class WebGpuBackend : public GpuBackend {
 
   WebGpuOptions options_;
   std::vector<std::string> argv_;  // the worker's command line
-  std::unique_ptr<webgpu::WorkerProcess> worker_;
+  // One worker on a CPU device. On a GPU several: Dawn made one device's pipelines one at a time
+  // (~0.2 s each on the H100: 15 of 17.5 s of a worker's RUNs went to waiting for them), and a
+  // sweep needs ~20 distinct ones. A case goes to the worker its shaders hash to, so each pipeline
+  // is made once, by one worker, while the others make theirs.
+  std::vector<Worker> workers_;
+  size_t last_ = 0;  // the worker that served the last request
   DeviceInfo info_;
   DeviceLimits limits_;
   uint64_t max_buffer_size_ = 0;  // maxBufferSize

@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { writeFileSync } from 'node:fs';
 
 const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4, PREPARE: 5, TIME: 6, TIMES: 7 };
 const TIMING_BATCH_MAX = 64;  // timed repetitions per submission
@@ -401,6 +402,30 @@ async function scoped(device, work) {
   return result;
 }
 
+// TOUCHSTONE_WORKER_PROFILE=FILE: the worker's own time per phase of a RUN (milliseconds, calls),
+// written to FILE when it leaves: what the C++ side's `webgpu: worker round trip` is made of.
+const profileFile = process.env.TOUCHSTONE_WORKER_PROFILE;
+const profile = new Map();
+async function phase(name, work) {
+  if (!profileFile) return work();
+  const t0 = performance.now();
+  try {
+    return await work();
+  } finally {
+    const p = profile.get(name) ?? [0, 0];
+    profile.set(name, [p[0] + performance.now() - t0, p[1] + 1]);
+    // Written as it goes: the C++ side may end the worker without waiting for it.
+    if (performance.now() - profileWritten > 1000) writeProfile();
+  }
+}
+let profileWritten = 0;
+function writeProfile() {
+  if (!profileFile) return;
+  const lines = [...profile].map(([k, [ms, n]]) => `${k}\t${ms.toFixed(1)} ms\t${n}\t${(ms / n).toFixed(3)} ms/call`);
+  writeFileSync(profileFile, lines.join('\n') + '\n');
+  profileWritten = performance.now();
+}
+
 async function run(device, payload, timed = false) {
   const headLen = payload.readUInt32LE(0);
   const head = JSON.parse(payload.toString('utf8', 4, 4 + headLen));
@@ -408,19 +433,21 @@ async function run(device, payload, timed = false) {
   const bytes = ([off, len]) => blob.subarray(off, off + len);
 
   const shaders = [];
-  for (const s of head.shaders) shaders.push(await pipelineFor(device, s));
+  await phase('pipelines', async () => {
+    for (const s of head.shaders) shaders.push(await pipelineFor(device, s));
+  });
 
   const made = [];
   const kept = {};
   let ok = false;
   try {
-    const staging = await scoped(device, async () => submit(device, head, shaders, bytes, made, kept));
+    const staging = await phase('submit, error scopes', () => scoped(device, async () => submit(device, head, shaders, bytes, made, kept)));
     let out = Buffer.alloc(0);
     if (timed) {
       out = await scoped(device, () => timeChain(device, kept.chain ?? [], head.timing, made));
     } else if (staging) {
-      await staging.mapAsync(GPUMapMode.READ, 0, kept.total);
-      out = Buffer.from(staging.getMappedRange(0, kept.total).slice(0));
+      await phase('mapAsync (the GPU work, then the map)', () => staging.mapAsync(GPUMapMode.READ, 0, kept.total));
+      out = await phase('copy out', async () => Buffer.from(staging.getMappedRange(0, kept.total).slice(0)));
       staging.unmap();
     }
     ok = true;
@@ -465,7 +492,10 @@ async function main() {
   const serve = async (type, payload) => {
     try {
       if (type === FRAME.INFO) send(FRAME.INFO, Buffer.from(JSON.stringify(info), 'utf8'));
-      else if (type === FRAME.RUN) send(FRAME.RESULT, await run(device, payload));
+      else if (type === FRAME.RUN) {
+        const result = await phase('run (whole)', () => run(device, payload));
+        send(FRAME.RESULT, result);
+      }
       else if (type === FRAME.TIME) send(FRAME.TIMES, await run(device, payload, true));
       else sendError(`webgpu worker: unknown frame type ${type}`);
     } catch (e) {
@@ -486,7 +516,10 @@ async function main() {
   }));
   // The Dawn instance held on globalThis keeps Node alive, so the worker leaves on its own when
   // the C++ side closes stdin.
-  process.stdin.on('end', () => queue.then(() => process.exit(0)));
+  process.stdin.on('end', () => queue.then(() => {
+    writeProfile();
+    process.exit(0);
+  }));
 }
 
 main();

@@ -14,12 +14,22 @@ layout(push_constant) uniform Params { uint n; uint nc2; } pc;
 
 vec2 rotate(float a, float b, float c, float s) { return vec2(a * c - b * s, a * s + b * c); }
 
+// Every tensor a buffer (known when compiling: gpu/ACCESSORS.md) and N*C/2 even: texel t is pairs
+// 2t, 2t+1 with table pairs j0 = 2t mod N*C/2 (even) and j0 + 1, one table texel; every texel is
+// whole. The same expression as the run path below, with no accessor arithmetic.
+const bool kBuffers = x_is_buffer && freqs_cis_is_buffer && out_is_buffer;
+
 void main() {
   uint t = ts_linear_id();
   if (t >= pc.n) return;
-  uint f0 = out_flat(t, 0u);
+  bool fast = kBuffers && (pc.nc2 & 1u) == 0u;
+  uint f0 = fast ? 4u * t : out_flat(t, 0u);
   vec4 v = vec4(0.0);
-  if (out_flat(t, 3u) == f0 + 3u && (f0 & 1u) == 0u) {
+  if (fast) {
+    vec4 x = x_texel(t), f = freqs_cis_texel(((f0 / 2u) % pc.nc2) >> 1);
+    v.xy = rotate(x.x, x.y, f.x, f.y);
+    v.zw = rotate(x.z, x.w, f.z, f.w);
+  } else if (out_flat(t, 3u) == f0 + 3u && (f0 & 1u) == 0u) {
     vec4 x = x_at4(f0);
     uint j0 = (f0 / 2u) % pc.nc2, j1 = j0 + 1u == pc.nc2 ? 0u : j0 + 1u;
     vec4 f = j1 == j0 + 1u ? freqs_cis_at4(2u * j0)

@@ -12,13 +12,23 @@ TS_INPUT(sin, 2)
 TS_OUTPUT(out, 3)
 layout(push_constant) uniform Params { uint n; uint S; uint D; } pc;
 
+// Every tensor a buffer (known when compiling: gpu/ACCESSORS.md) and D % 8 == 0: texel t is
+// elements 4t .. 4t+3 of one half of one row, its partner run is texel t -+ D/8 and its table run
+// one texel: the same expression as the run path below, with no accessor arithmetic.
+const bool kBuffers = x_is_buffer && cos_is_buffer && sin_is_buffer && out_is_buffer;
+
 void main() {
   uint t = ts_linear_id();
   if (t >= pc.n) return;
   uint hd = pc.D / 2u;
-  uint f0 = out_flat(t, 0u), d0 = f0 % pc.D;
+  bool fast = kBuffers && (pc.D & 7u) == 0u;
+  uint f0 = fast ? 4u * t : out_flat(t, 0u), d0 = f0 % pc.D;
   vec4 v = vec4(0.0);
-  if (out_flat(t, 3u) == f0 + 3u && (d0 + 3u < hd || (d0 >= hd && d0 + 3u < pc.D))) {
+  if (fast) {
+    uint tab = ((f0 / pc.D) % pc.S) * pc.D + d0;
+    vec4 r = d0 < hd ? -x_texel(t + hd / 4u) : x_texel(t - hd / 4u);
+    v = x_texel(t) * cos_texel(tab >> 2) + r * sin_texel(tab >> 2);
+  } else if (out_flat(t, 3u) == f0 + 3u && (d0 + 3u < hd || (d0 >= hd && d0 + 3u < pc.D))) {
     uint tab = ((f0 / pc.D) % pc.S) * pc.D + d0;
     vec4 r = d0 < hd ? -x_at4(f0 + hd) : x_at4(f0 - hd);
     v = x_at4(f0) * cos_at4(tab) + r * sin_at4(tab);

@@ -13,13 +13,24 @@ struct Params { n: u32, nc2: u32 }
 
 fn rotate(a: f32, b: f32, c: f32, s: f32) -> vec2<f32> { return vec2<f32>(a * c - b * s, a * s + b * c); }
 
+// Every tensor a buffer (known when compiling: gpu/ACCESSORS.md) and N*C/2 even: texel t is pairs
+// 2t, 2t+1 with table pairs j0 = 2t mod N*C/2 (even) and j0 + 1, one table texel; every texel is
+// whole. The same expression as the run path below, with no accessor arithmetic.
+const kBuffers = x_is_buffer && freqs_cis_is_buffer && out_is_buffer;
+
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let t = ts_linear_id(gid, nwg);
   if (t >= pc.n) { return; }
-  let f0 = out_flat(t, 0u);
+  let fast = kBuffers && pc.nc2 % 2u == 0u;
+  var f0 = 4u * t;
+  if (!fast) { f0 = out_flat(t, 0u); }
   var v = vec4<f32>(0.0);  // padding lanes stay 0
-  if (out_flat(t, 3u) == f0 + 3u && f0 % 2u == 0u) {
+  if (fast) {
+    let x = x_texel(t);
+    let f = freqs_cis_texel(((f0 / 2u) % pc.nc2) / 2u);
+    v = vec4<f32>(rotate(x.x, x.y, f.x, f.y), rotate(x.z, x.w, f.z, f.w));
+  } else if (out_flat(t, 3u) == f0 + 3u && f0 % 2u == 0u) {
     let x = x_at4(f0);
     let j0 = (f0 / 2u) % pc.nc2;
     var f: vec4<f32>;

@@ -15,15 +15,27 @@ TS_OUTPUT(out_, 3)
 struct Params { n: u32, S: u32, D: u32 }
 @group(0) @binding(4) var<uniform> pc : Params;
 
+// Every tensor a buffer (known when compiling: gpu/ACCESSORS.md) and D % 8 == 0: texel t is
+// elements 4t .. 4t+3 of one half of one row, its partner run is texel t -+ D/8 and its table run
+// one texel: the same expression as the run path below, with no accessor arithmetic.
+const kBuffers = x_is_buffer && cos_is_buffer && sin_is_buffer && out_is_buffer;
+
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let t = ts_linear_id(gid, nwg);
   if (t >= pc.n) { return; }
   let hd = pc.D / 2u;
-  let f0 = out_flat(t, 0u);
+  let fast = kBuffers && pc.D % 8u == 0u;
+  var f0 = 4u * t;
+  if (!fast) { f0 = out_flat(t, 0u); }
   let d0 = f0 % pc.D;
   var v = vec4<f32>(0.0);  // padding lanes stay 0
-  if (out_flat(t, 3u) == f0 + 3u && (d0 + 3u < hd || (d0 >= hd && d0 + 3u < pc.D))) {
+  if (fast) {
+    let tab = ((f0 / pc.D) % pc.S) * pc.D + d0;
+    var r: vec4<f32>;
+    if (d0 < hd) { r = -x_texel(t + hd / 4u); } else { r = x_texel(t - hd / 4u); }
+    v = x_texel(t) * cos_texel(tab / 4u) + r * sin_texel(tab / 4u);
+  } else if (out_flat(t, 3u) == f0 + 3u && (d0 + 3u < hd || (d0 >= hd && d0 + 3u < pc.D))) {
     let tab = ((f0 / pc.D) % pc.S) * pc.D + d0;
     // Only the branch taken reads x, so neither run leaves the row.
     var r: vec4<f32>;

@@ -13,10 +13,27 @@ TS_OUTPUT(out_, 4)
 struct Params { n: u32, S: u32, D: u32 }
 @group(0) @binding(5) var<uniform> pc : Params;
 
+// Every tensor a buffer (known when compiling: gpu/ACCESSORS.md) and D % 4 == 0: texel t is
+// elements 4t .. 4t+3 of one row: the run path below without its checks.
+const kBuffers = x_is_buffer && m_is_buffer && cos_is_buffer && sin_is_buffer && out_is_buffer;
+
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let t = ts_linear_id(gid, nwg);
   if (t >= pc.n) { return; }
+  if (kBuffers && pc.D % 4u == 0u) {
+    let f0 = 4u * t;
+    let d0 = f0 % pc.D;
+    let row = f0 / pc.D;
+    let base = row * pc.D;
+    let tab = (row % pc.S) * pc.D + d0;
+    var acc = vec4<f32>(0.0);
+    for (var k = 0u; k < pc.D; k++) {
+      acc += x_at(base + k) * m_at4(k * pc.D + d0);
+    }
+    out_store(t, x_texel(t) * cos_texel(tab / 4u) + acc * sin_texel(tab / 4u));
+    return;
+  }
   let f0 = out_flat(t, 0u);
   let d0 = f0 % pc.D;
   // 4 consecutive elements of one row (lane 3 = lane 0 + 3: uniform lane strides make that

@@ -1,59 +1,123 @@
-// sdpa AV (tiled): the output of sdpa_av_naive, 4 queries x 4 head dims per invocation: for the
-// invocation's (h, query tile s0 = 4*st, head-dim vec4 d4), i in [0, 4),
-//   out[s0+i, h, 4*d4 : 4*d4+4] = sum_{c < ctx} p[h, s0+i, c] * v_cache[c, kvh, 4*d4 : 4*d4+4].
-// Each context row's V is one load of 4 contiguous head-dim lanes (v_cache binds as a vec4 array,
-// D % 4 == 0), scaled by each query's weight; accumulation per lane in c order, f32. The 4 head
-// dims of a query are one texel of out (a buffer or width-packed: W = D, a multiple of 4).
-// The context loop is a branch-free body over whole groups of 4 rows, then one checked ragged tail
-// of ctx % 4 rows. Queries past S read a clamped, valid score row and are not stored.
+// sdpa AV (tiled): the output of sdpa_av_naive as a tiled GEMM per kv head; the algorithm, tiles and
+// order of operations of gpu/vulkan/shaders/sdpa_av_tiled.comp, which states them. Rows r = s*G + g
+// (head kvh*G + g at position s) share each V tile; workgroup (row tile rt, head-dim tile dt, kvh)
+// of WG = 256, the last row tiles first, computes TM = 128 rows x 16 head-dim texels, the context
+// in stages of KC keys through shared memory up to the tile's last causal limit (the softmax's
+// weights are 0 past each row's own), in c order, float32:
+//   out[s, h, d] = sum_{c < ctx} p[h, s, c] * v_cache[c, kvh, d].
+// The next stage is fetched into registers while a stage computes. Barriers are in uniform control
+// flow.
 // Bindings (gpu/webgpu/PROTOCOL.md): out is written through its accessors (TS_OUTPUT,
 // gpu/ACCESSORS.md; `out_` is tensor out, accessors out_*); each storage array binds the tensor of
 // its name; the uniform block `pc` takes the plan's uniforms by member name.
 @group(0) @binding(0) var<storage, read> scores : array<f32>;
 TS_INPUT(v_cache, 1)
 TS_OUTPUT(out_, 2)
-struct Params { n: u32, S: u32, Hq: u32, Hkv: u32, D4: u32, ctx: u32 }
+struct Params { S: u32, Hq: u32, Hkv: u32, D4: u32, pos: u32, ctx: u32, rtiles: u32, dtiles: u32 }
 @group(0) @binding(3) var<uniform> pc : Params;
 
+// WG = 256 = KC * TD4 (reference/sdpa.cpp kTiledWg), TM = kTiledRows, 4 * TD4 = kTiledCols.
+const TM = 128u;
+const TD4 = 16u;
+const KC = 16u;
+const PP = 33u;  // TM / 4 + 1: weight row pitch in vec4s, padded against bank conflicts
+
+var<workgroup> ps : array<vec4<f32>, 528>;  // KC * PP: [key][row / 4][row % 4]
+var<workgroup> vs : array<vec4<f32>, 256>;  // KC * TD4: [key][texel]
+
+// No private array is indexed by a loop variable (the fetches, stores and accumulators are written
+// out): a compiler that does not unroll such a loop keeps the array in local memory, and the
+// FMAs then go through memory.
+struct Tile { l: u32, kvh: u32, G: u32, rows: u32, r0: u32, t0: u32, kend: u32, pk: u32, pi: u32 }
+
+// The next stage, fetched into registers while this one computes: invocation l loads weight pk =
+// l % KC of tile rows pi + 16u (pi = l / KC, u < 8; TM * KC = 8 WG), and V texel l % TD4 of key
+// l / TD4 (WG = KC * TD4). Zeros past the tile's limit, S*G and D.
+var<private> pa : vec4<f32>;
+var<private> pb : vec4<f32>;
+var<private> v : vec4<f32>;
+
+fn fetch_p(k: Tile, i: u32, c: u32) -> f32 {
+  let r = k.r0 + i;
+  if (r < k.rows && c < k.kend) { return scores[((k.kvh * k.G + r % k.G) * pc.S + r / k.G) * pc.ctx + c]; }
+  return 0.0;
+}
+fn fetch(k: Tile, c0: u32) {
+  let c = c0 + k.pk;
+  pa = vec4<f32>(fetch_p(k, k.pi, c), fetch_p(k, k.pi + 16u, c), fetch_p(k, k.pi + 32u, c), fetch_p(k, k.pi + 48u, c));
+  pb = vec4<f32>(fetch_p(k, k.pi + 64u, c), fetch_p(k, k.pi + 80u, c), fetch_p(k, k.pi + 96u, c), fetch_p(k, k.pi + 112u, c));
+  let vc = c0 + k.l / TD4;
+  let vt = k.t0 + k.l % TD4;
+  v = vec4<f32>(0.0);
+  if (vc < k.kend && vt < pc.D4) { v = v_cache_at4(4u * ((vc * pc.Hkv + k.kvh) * pc.D4 + vt)); }
+}
+fn put_p(k: Tile, i: u32, p: f32) { ps[k.pk * PP + i / 4u][i % 4u] = p; }
+fn store(k: Tile, i: u32, tx: u32, a: vec4<f32>) {
+  let r = k.r0 + i;
+  if (r < k.rows) { out_store(out_texel_of(4u * (((r / k.G) * pc.Hq + k.kvh * k.G + r % k.G) * pc.D4 + k.t0 + tx)), a); }
+}
+
 @compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let id = ts_linear_id(gid, nwg);
-  if (id >= pc.n) { return; }
-  let s_tiles = (pc.S + 3u) / 4u;
-  let d4 = id % pc.D4;
-  let rest = id / pc.D4;
-  let st = rest % s_tiles;
-  let h = rest / s_tiles;
-  let s0 = st * 4u;
-  let kvh = h / (pc.Hq / pc.Hkv);
-  let vstride = pc.Hkv * pc.D4;  // v_cache row stride, in vec4s
-  let vb = kvh * pc.D4 + d4;     // this head's lanes within a row
-  var pb: array<u32, 4>;
-  for (var i = 0u; i < 4u; i++) {
-    pb[i] = (h * pc.S + min(s0 + i, pc.S - 1u)) * pc.ctx;
-  }
-  var acc: array<vec4<f32>, 4>;  // zero-initialised
-  let aligned = pc.ctx - pc.ctx % 4u;
-  for (var c = 0u; c < aligned; c += 4u) {
-    var vv: array<vec4<f32>, 4>;
-    for (var j = 0u; j < 4u; j++) {
-      vv[j] = v_cache_at4(4u * ((c + j) * vstride + vb));
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) l: u32) {
+  let w = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
+  if (w >= pc.rtiles * pc.dtiles * pc.Hkv) { return; }  // a folded grid's spare workgroups, whole
+  let tx = l % 16u;
+  let ty = l / 16u;
+  let rt = pc.rtiles - 1u - w % pc.rtiles;
+  let rest = w / pc.rtiles;
+  let G = pc.Hq / pc.Hkv;
+  let rows = pc.S * G;
+  let r0 = rt * TM;
+  let t0 = (rest % pc.dtiles) * TD4;
+  let kend = min(pc.ctx, pc.pos + (min(r0 + TM, rows) - 1u) / G + 1u);
+  let k = Tile(l, rest / pc.dtiles, G, rows, r0, t0, kend, l % KC, l / KC);
+  let busy = r0 + 4u * ty < rows && t0 + tx < pc.D4;  // this invocation has outputs (decode: few do)
+
+  // acc_i: row 4ty + i, acc_(4+i): row TM/2 + 4ty + i (i < 4), head-dim texel t0 + tx.
+  var acc0 = vec4<f32>(0.0);
+  var acc1 = vec4<f32>(0.0);
+  var acc2 = vec4<f32>(0.0);
+  var acc3 = vec4<f32>(0.0);
+  var acc4 = vec4<f32>(0.0);
+  var acc5 = vec4<f32>(0.0);
+  var acc6 = vec4<f32>(0.0);
+  var acc7 = vec4<f32>(0.0);
+  fetch(k, 0u);
+  for (var c0 = 0u; c0 < kend; c0 += KC) {
+    put_p(k, k.pi, pa.x);
+    put_p(k, k.pi + 16u, pa.y);
+    put_p(k, k.pi + 32u, pa.z);
+    put_p(k, k.pi + 48u, pa.w);
+    put_p(k, k.pi + 64u, pb.x);
+    put_p(k, k.pi + 80u, pb.y);
+    put_p(k, k.pi + 96u, pb.z);
+    put_p(k, k.pi + 112u, pb.w);
+    vs[l] = v;
+    workgroupBarrier();
+    if (c0 + KC < kend) { fetch(k, c0 + KC); }
+    for (var c = 0u; c < KC && busy; c++) {
+      let a0 = ps[c * PP + ty];
+      let a1 = ps[c * PP + TM / 8u + ty];
+      let b = vs[c * TD4 + tx];
+      acc0 += a0.x * b;
+      acc1 += a0.y * b;
+      acc2 += a0.z * b;
+      acc3 += a0.w * b;
+      acc4 += a1.x * b;
+      acc5 += a1.y * b;
+      acc6 += a1.z * b;
+      acc7 += a1.w * b;
     }
-    for (var i = 0u; i < 4u; i++) {
-      let p = vec4<f32>(scores[pb[i] + c], scores[pb[i] + c + 1u], scores[pb[i] + c + 2u], scores[pb[i] + c + 3u]);
-      acc[i] += p.x * vv[0];
-      acc[i] += p.y * vv[1];
-      acc[i] += p.z * vv[2];
-      acc[i] += p.w * vv[3];
-    }
+    workgroupBarrier();
   }
-  for (var c = aligned; c < pc.ctx; c++) {
-    let vv = v_cache_at4(4u * (c * vstride + vb));
-    for (var i = 0u; i < 4u; i++) {
-      acc[i] += scores[pb[i] + c] * vv;
-    }
-  }
-  for (var i = 0u; i < 4u && s0 + i < pc.S; i++) {
-    out_store(out_texel_of(((s0 + i) * pc.Hq + h) * pc.D4 * 4u + 4u * d4), acc[i]);
-  }
+  if (!busy) { return; }
+  store(k, 4u * ty, tx, acc0);
+  store(k, 4u * ty + 1u, tx, acc1);
+  store(k, 4u * ty + 2u, tx, acc2);
+  store(k, 4u * ty + 3u, tx, acc3);
+  store(k, TM / 2u + 4u * ty, tx, acc4);
+  store(k, TM / 2u + 4u * ty + 1u, tx, acc5);
+  store(k, TM / 2u + 4u * ty + 2u, tx, acc6);
+  store(k, TM / 2u + 4u * ty + 3u, tx, acc7);
 }

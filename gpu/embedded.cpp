@@ -1,4 +1,4 @@
-#include "core/embedded.h"
+#include "gpu/embedded.h"
 
 #include <stdexcept>
 

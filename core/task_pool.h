@@ -1,8 +1,9 @@
 #pragma once
-// The threads that compile kernels ahead of the run that needs them (VulkanBackend::precompile):
-// a fixed number of threads over one queue. A task never throws (compile errors are left for the
-// run to report). drain() returns once every task handed in so far has finished; the destructor
-// drains, so nothing a task uses may be destroyed before the pool.
+// A fixed number of threads over one queue of tasks: Vulkan's compile-ahead threads
+// (VulkanBackend::precompile), and check's thread per backend (one thread: tasks run in the order
+// handed in). A task must not throw (wrap it in a std::packaged_task for a result or an error).
+// drain() returns once every task handed in so far has finished; the destructor drains, so nothing a
+// task uses may be destroyed before the pool.
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -11,14 +12,14 @@
 #include <thread>
 #include <vector>
 
-namespace ts::vk {
+namespace ts {
 
-class CompilePool {
+class TaskPool {
  public:
-  explicit CompilePool(unsigned threads) {
+  explicit TaskPool(unsigned threads) {
     for (unsigned i = 0; i < std::max(1u, threads); ++i) threads_.emplace_back([this] { work(); });
   }
-  ~CompilePool() {
+  ~TaskPool() {
     {
       std::lock_guard lock(mu_);
       stop_ = true;
@@ -26,8 +27,8 @@ class CompilePool {
     wake_.notify_all();
     for (std::thread& t : threads_) t.join();
   }
-  CompilePool(const CompilePool&) = delete;
-  CompilePool& operator=(const CompilePool&) = delete;
+  TaskPool(const TaskPool&) = delete;
+  TaskPool& operator=(const TaskPool&) = delete;
 
   void submit(std::function<void()> task) {
     {
@@ -67,4 +68,4 @@ class CompilePool {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace ts::vk
+}  // namespace ts
