@@ -71,13 +71,6 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
   return std::fflush(stdout) == 0 ? 0 : 2;
 }
 
-// The cases of one sweep in order, each prepared (inputs, contract verdict, float64 reference,
-// tolerance) on a worker thread a few cases ahead of the one being judged, and its kernels handed
-// to each backend to compile ahead (Backend::warm) as soon as it is prepared. On a GPU machine these
-// two, not the device, bound the sweep: a driver takes ~0.1 s per pipeline. The reference side is
-// pure (counter-based inputs, a thread_local allocation limit); drawing a case (RapidCheck) and
-// every call into a backend stay on this thread. At most `depth` cases are held at once, so memory
-// stays flat; a sweep's one large case is the only big one in flight.
 constexpr size_t kInFlight = 8;  // cases a lane may judge ahead of the tally (run_check)
 
 // Every call into backend s (warm, judge) runs on lanes[s], in the order handed in: a case is judged
@@ -89,6 +82,12 @@ using Lanes = std::vector<std::unique_ptr<TaskPool>>;
 std::shared_future<Expected> launch(Case c) {
   return std::async(std::launch::async, [c = std::move(c)] { return prepare(c); }).share();
 }
+
+// One sweep of the run and the run position of its case 0.
+struct RunSweep {
+  std::unique_ptr<Sweep> sweep;
+  uint64_t first = 0;
+};
 
 // A sweep's large case (its index and its case being prepared), if this shard and --match run it.
 using LargeCase = std::optional<std::pair<int64_t, std::shared_future<Expected>>>;
@@ -104,18 +103,22 @@ LargeCase start_large(const Sweep& sweep, uint64_t first, const CheckOptions& o,
   return std::make_pair(*k, launch(std::move(c)));
 }
 
+// The cases of one sweep in order, each prepared (inputs, contract verdict, float64 reference,
+// tolerance) on a worker thread a few cases ahead of the one being judged. The reference side is
+// pure (counter-based inputs, a thread_local allocation limit); drawing a case (RapidCheck) stays on
+// this thread. At most `depth` cases are held at once, so memory stays flat; a sweep's one large
+// case (started early, start_large) is the only big one in flight.
 class Lookahead {
  public:
   struct Next {
     int64_t k;
     uint64_t position;
     std::shared_future<Expected> expected;  // not valid(): --match leaves the case out
-    bool warmed = false;
   };
   // `large`: the sweep's large case, started earlier (start_large).
   Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index,
-            std::vector<BackendSlot>& slots, Lanes& lanes, LargeCase large)
-      : sweep_(sweep), o_(o), match_(match), index_(index), slots_(slots), lanes_(lanes),
+            LargeCase large)
+      : sweep_(sweep), o_(o), match_(match), index_(index),
         depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)), large_(std::move(large)) {}
 
   std::optional<Next> next() {
@@ -136,17 +139,6 @@ class Lookahead {
     if (queue_.empty()) return std::nullopt;
     Next n = std::move(queue_.front());
     queue_.pop_front();
-    for (Next& later : queue_) {
-      if (later.warmed || !later.expected.valid()) continue;
-      if (later.expected.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
-      later.warmed = true;
-      const Expected& e = later.expected.get();
-      if (!e.error.empty() || e.violation) continue;
-      Phase warming("check: hand kernels to compile ahead");
-      for (size_t s = 0; s < slots_.size(); ++s)
-        if (Backend* b = slots_[s].backend.get())
-          lanes_[s]->submit([b, f = later.expected] { b->warm(*f.get().op, f.get().problem); });
-    }
     return n;
   }
 
@@ -155,8 +147,6 @@ class Lookahead {
   const CheckOptions& o_;
   const std::optional<std::regex>& match_;
   uint64_t& index_;
-  std::vector<BackendSlot>& slots_;
-  Lanes& lanes_;
   const size_t depth_;
   int64_t k_ = 0;
   std::deque<Next> queue_;
@@ -173,15 +163,9 @@ class Lookahead {
 // sweep's large case runs the kernels of the cases around it, so it is not built twice.
 class WarmAhead {
  public:
-  WarmAhead(const std::vector<std::pair<const OpDef*, DType>>& sweeps, const CheckOptions& o,
-            const std::optional<std::regex>& match, std::vector<BackendSlot>& slots, Lanes& lanes)
-      : o_(o), match_(match), slots_(slots), lanes_(lanes) {
-    uint64_t first = 0;
-    for (auto [op, t] : sweeps) {
-      sweeps_.push_back(std::make_unique<Sweep>(*op, t, o.cases, o.seed));
-      first_.push_back(first);
-      first += uint64_t(sweeps_.back()->size());
-    }
+  WarmAhead(const std::vector<RunSweep>& sweeps, const CheckOptions& o, const std::optional<std::regex>& match,
+            std::vector<BackendSlot>& slots, Lanes& lanes)
+      : sweeps_(sweeps), o_(o), match_(match), slots_(slots), lanes_(lanes) {
     if (std::none_of(slots.begin(), slots.end(), [](const BackendSlot& s) { return s.backend != nullptr; }))
       j_ = sweeps_.size();  // nothing to warm
   }
@@ -192,13 +176,13 @@ class WarmAhead {
       if (building_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
       hand_over(building_op_, std::make_shared<const std::vector<Problem>>(building_.get()));
     }
-    if (j_ >= sweeps_.size() || first_[j_] + uint64_t(k_) > position + kWarmAhead) return;
-    const Sweep& sweep = *sweeps_[j_];
+    if (j_ >= sweeps_.size() || sweeps_[j_].first + uint64_t(k_) > position + kWarmAhead) return;
+    const Sweep& sweep = *sweeps_[j_].sweep;
     const std::optional<int64_t> large = sweep.large_index();
     const int64_t end = std::min(sweep.size(), k_ + kWarmChunk);
     std::vector<Case> cases;
     for (int64_t k = k_; k < end; ++k) {
-      if ((first_[j_] + uint64_t(k)) % o_.shards != o_.shard || k == large) continue;
+      if ((sweeps_[j_].first + uint64_t(k)) % o_.shards != o_.shard || k == large) continue;
       Phase drawing("check: draw the case (generators)");
       Case c = sweep.at(k);
       if (!match_ || std::regex_search(c.id(), *match_)) cases.push_back(std::move(c));
@@ -234,12 +218,11 @@ class WarmAhead {
         });
   }
 
+  const std::vector<RunSweep>& sweeps_;
   const CheckOptions& o_;
   const std::optional<std::regex>& match_;
   std::vector<BackendSlot>& slots_;
   Lanes& lanes_;
-  std::vector<std::unique_ptr<Sweep>> sweeps_;
-  std::vector<uint64_t> first_;  // the run position of each sweep's case 0
   size_t j_ = 0;                 // the next case to warm: sweep j_, case k_
   int64_t k_ = 0;
   std::future<std::vector<Problem>> building_;  // a chunk's problems
@@ -354,152 +337,151 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     run.state = std::move(state);
     run.stop_reason = std::move(why);
   };
-  std::vector<std::pair<const OpDef*, DType>> sweeps;
+  std::vector<RunSweep> sweeps;
   for (auto& [op, dtypes] : run.plan)
-    for (DType t : dtypes) sweeps.emplace_back(op, t);
+    for (DType t : dtypes) {
+      const uint64_t first = sweeps.empty() ? 0 : sweeps.back().first + uint64_t(sweeps.back().sweep->size());
+      sweeps.push_back({std::make_unique<Sweep>(*op, t, o.cases, o.seed), first});
+    }
   std::atomic<bool> cancel{false};  // set when the run stops: queued judges return at once
   Lanes lanes(slots.size());
   for (size_t s = 0; s < slots.size(); ++s)
     if (slots[s].backend) lanes[s] = std::make_unique<TaskPool>(1);
-  LargeCase next_large;
   WarmAhead warm(sweeps, o, match, slots, lanes);
-  for (size_t j = 0; j < sweeps.size(); ++j) {
-    {
-      auto [op, t] = sweeps[j];
-      if (stopped) break;
-      const std::string label = cat(op->name, "/", dtype_name(t));
-      Sweep sweep(*op, t, o.cases, o.seed);
-      LargeCase large = j == 0 ? start_large(sweep, index, o, match) : std::move(next_large);
-      next_large.reset();
-      if (j + 1 < sweeps.size())
-        next_large = start_large(Sweep(*sweeps[j + 1].first, sweeps[j + 1].second, o.cases, o.seed),
-                                 index + uint64_t(sweep.size()), o, match);
-      for (auto& cls : expected_classes(*op)) run.coverage[op->name][cls] += 0;
-      const size_t first = run.groups.size();
-      for (auto& s : slots) {
-        Group g;
-        g.name = cat(op->name, "/", s.name, "/", dtype_name(t));
-        g.op = op->name, g.backend = s.name, g.dtype = dtype_name(t);
-        g.slot = &s;
-        g.pattern = run.xfail.pattern_for(g.op, g.backend, g.dtype);
-        if (junit) {
-          g.junit = junit->add_group(g.name);
-          if (!s.backend) {
-            CaseResult r;
-            r.id = "backend unavailable";
-            r.backend = s.name;
-            r.outcome = Outcome::unsupported;
-            r.detail = cat(s.name, " UNAVAILABLE on this machine: ", s.unavailable);
-            junit->add(g.junit, r);
-          }
-        }
-        run.groups.push_back(std::move(g));
-      }
-      auto last_progress = std::chrono::steady_clock::now();
-      Lookahead ahead(sweep, o, match, index, slots, lanes, std::move(large));
-      // Cases handed to the lanes and not yet tallied, in order: a lane runs up to kInFlight cases
-      // ahead of the tally, so one backend's slow case (a pipeline still compiling) does not hold the
-      // other back. A judge holds its case's shared_future, not a reference.
-      struct InFlight {
-        int64_t k;
-        uint64_t position;
-        std::shared_future<Expected> expected;
-        std::vector<std::future<CaseResult>> judged;
-      };
-      std::deque<InFlight> flight;
-      bool drawn_all = false;
-      while (!stopped) {
-        while (!drawn_all && flight.size() < kInFlight) {
-          warm.advance(index);
-          auto next = ahead.next();
-          if (!next) {
-            drawn_all = true;
-            break;
-          }
-          if (!next->expected.valid()) {  // --match leaves it out
-            progress.update(++done, failing);
-            continue;
-          }
-          InFlight f{next->k, next->position, next->expected, std::vector<std::future<CaseResult>>(slots.size())};
-          for (size_t s = 0; s < slots.size(); ++s)
-            if (Backend* b = slots[s].backend.get()) {
-              auto task = std::make_shared<std::packaged_task<CaseResult()>>([b, x = f.expected, &cancel] {
-                return cancel ? CaseResult{} : judge(x.get(), *b);
-              });
-              f.judged[s] = task->get_future();
-              lanes[s]->submit([task] { (*task)(); });
-            }
-          flight.push_back(std::move(f));
-        }
-        if (flight.empty()) break;
-        InFlight current = std::move(flight.front());
-        flight.pop_front();
-        const int64_t k = current.k;
-        const uint64_t position = current.position;
-        progress.update(++done, failing);
-        const Expected& e = [&]() -> const Expected& {
-          Phase waiting("check: wait for the case's reference (prepared ahead)");
-          return current.expected.get();
-        }();
-        const int64_t elements = input_elements(e);
-        std::vector<std::future<CaseResult>>& judged = current.judged;
-        for (size_t s = 0; s < slots.size() && !stopped; ++s) {
-          if (!slots[s].backend) continue;
-          CaseResult r = judged[s].get();
-          if (guard.signal()) {  // the case may have been disturbed (a worker got the signal too)
-            stopped = true;
-            break;
-          }
-          Group& g = run.groups[first + s];
-          const XfailEntry* listed = nullptr;
-          if (!run.xfail.empty()) {
-            listed = run.xfail.case_entry(r.id, r.backend);
-            if (!listed) listed = g.pattern;
-          }
-          const Mark mark = mark_of(r.outcome, listed);
-          g.tally.add(r.outcome, mark, r.worst, r.seconds);
-          ++run.runs;
-          const bool unexpected = mark == Mark::none && is_failure(r.outcome);
-          failing += unexpected || mark == Mark::xpass;
-          if (junit) junit->add(g.junit, r, mark, listed);
-          const bool shown = is_failure(r.outcome) && g.shown.size() < CheckRun::kShownPerGroup;
-          nlohmann::json cj;
-          if (keep_json) {
-            cj = case_json(r, CaseNote{g.name, int64_t(position), mark, listed, shown, elements, o.backends.kernels.dir});
-            if (json) json->add(cj);
-            if (shown && !o.html.empty()) g.shown.push_back(cj);
-          }
-          if (unexpected) {
-            Failure f{{}, r.outcome, r.id, r.detail, elements, k, sweep.draw(k).has_value(), "", 0};
-            if (f.drawn && (!g.smallest_drawn || f.smaller_than(*g.smallest_drawn))) g.smallest_drawn = f;
-            if (!g.smallest || f.smaller_than(*g.smallest)) {
-              f.json = keep_json && shown ? std::move(cj) : case_json(r, CaseNote{g.name, int64_t(position), mark, listed, true, elements, o.backends.kernels.dir});
-              g.smallest = std::move(f);
-            }
-          }
-          if (mark == Mark::xpass && g.xpassed.size() < CheckRun::kShownPerGroup) g.xpassed.push_back({r.id, listed});
-          if (o.fail_fast && (unexpected || mark == Mark::xpass))
-            stop("stopped", cat("--fail-fast: stopped after the first failure (", status_name(r.outcome, mark), " ",
-                                r.id, " on ", r.backend, ")"));
-        }
-        if (guard.signal()) stopped = true;
-        if (stopped && guard.signal()) break;
-        for (auto& cls : case_classes(e)) run.coverage[op->name][cls]++;
-        run.coverage[op->name][cat("dtype ", dtype_name(t))]++;
-        if (!o.quiet && !progress.enabled() && since(last_progress) >= kProgressSeconds) {
-          last_progress = std::chrono::steady_clock::now();
-          std::fprintf(stderr, "  %-32s %lld of %lld cases...\n", label.c_str(), (long long)k + 1,
-                       (long long)sweep.size());
+  LargeCase large = sweeps.empty() ? std::nullopt : start_large(*sweeps[0].sweep, 0, o, match);
+  for (size_t j = 0; j < sweeps.size() && !stopped; ++j) {
+    const Sweep& sweep = *sweeps[j].sweep;
+    const OpDef* op = &sweep.op();
+    const DType t = sweep.dtype();
+    const std::string label = cat(op->name, "/", dtype_name(t));
+    LargeCase next_large = j + 1 < sweeps.size() ? start_large(*sweeps[j + 1].sweep, sweeps[j + 1].first, o, match)
+                                                 : std::nullopt;
+    for (auto& cls : expected_classes(*op)) run.coverage[op->name][cls] += 0;
+    const size_t first = run.groups.size();
+    for (auto& s : slots) {
+      Group g;
+      g.name = cat(op->name, "/", s.name, "/", dtype_name(t));
+      g.op = op->name, g.backend = s.name, g.dtype = dtype_name(t);
+      g.slot = &s;
+      g.pattern = run.xfail.pattern_for(g.op, g.backend, g.dtype);
+      if (junit) {
+        g.junit = junit->add_group(g.name);
+        if (!s.backend) {
+          CaseResult r;
+          r.id = "backend unavailable";
+          r.backend = s.name;
+          r.outcome = Outcome::unsupported;
+          r.detail = cat(s.name, " UNAVAILABLE on this machine: ", s.unavailable);
+          junit->add(g.junit, r);
         }
       }
-      cancel = stopped;  // judges still queued for the cases past the stop do nothing
-      if (!o.quiet) {
-        progress.clear();
-        for (size_t s = first; s < run.groups.size(); ++s)
-          if (run.groups[s].slot->backend)
-            std::fprintf(stderr, "  %-32s %4lld cases  %.2fs\n", run.groups[s].name.c_str(), run.groups[s].tally.cases,
-                         run.groups[s].tally.seconds);
+      run.groups.push_back(std::move(g));
+    }
+    auto last_progress = std::chrono::steady_clock::now();
+    Lookahead ahead(sweep, o, match, index, std::move(large));
+    large = std::move(next_large);
+    // Cases handed to the lanes and not yet tallied, in order: a lane runs up to kInFlight cases
+    // ahead of the tally, so one backend's slow case (a pipeline still compiling) does not hold the
+    // other back. A judge holds its case's shared_future, not a reference.
+    struct InFlight {
+      int64_t k;
+      uint64_t position;
+      std::shared_future<Expected> expected;
+      std::vector<std::future<CaseResult>> judged;
+    };
+    std::deque<InFlight> flight;
+    bool drawn_all = false;
+    while (!stopped) {
+      while (!drawn_all && flight.size() < kInFlight) {
+        warm.advance(index);
+        auto next = ahead.next();
+        if (!next) {
+          drawn_all = true;
+          break;
+        }
+        if (!next->expected.valid()) {  // --match leaves it out
+          progress.update(++done, failing);
+          continue;
+        }
+        InFlight f{next->k, next->position, next->expected, std::vector<std::future<CaseResult>>(slots.size())};
+        for (size_t s = 0; s < slots.size(); ++s)
+          if (Backend* b = slots[s].backend.get()) {
+            auto task = std::make_shared<std::packaged_task<CaseResult()>>([b, x = f.expected, &cancel] {
+              return cancel ? CaseResult{} : judge(x.get(), *b);
+            });
+            f.judged[s] = task->get_future();
+            lanes[s]->submit([task] { (*task)(); });
+          }
+        flight.push_back(std::move(f));
       }
+      if (flight.empty()) break;
+      InFlight current = std::move(flight.front());
+      flight.pop_front();
+      const int64_t k = current.k;
+      const uint64_t position = current.position;
+      progress.update(++done, failing);
+      const Expected& e = [&]() -> const Expected& {
+        Phase waiting("check: wait for the case's reference (prepared ahead)");
+        return current.expected.get();
+      }();
+      const int64_t elements = input_elements(e);
+      std::vector<std::future<CaseResult>>& judged = current.judged;
+      for (size_t s = 0; s < slots.size() && !stopped; ++s) {
+        if (!slots[s].backend) continue;
+        CaseResult r = judged[s].get();
+        if (guard.signal()) {  // the case may have been disturbed (a worker got the signal too)
+          stopped = true;
+          break;
+        }
+        Group& g = run.groups[first + s];
+        const XfailEntry* listed = nullptr;
+        if (!run.xfail.empty()) {
+          listed = run.xfail.case_entry(r.id, r.backend);
+          if (!listed) listed = g.pattern;
+        }
+        const Mark mark = mark_of(r.outcome, listed);
+        g.tally.add(r.outcome, mark, r.worst, r.seconds);
+        ++run.runs;
+        const bool unexpected = mark == Mark::none && is_failure(r.outcome);
+        failing += unexpected || mark == Mark::xpass;
+        if (junit) junit->add(g.junit, r, mark, listed);
+        const bool shown = is_failure(r.outcome) && g.shown.size() < CheckRun::kShownPerGroup;
+        nlohmann::json cj;
+        if (keep_json) {
+          cj = case_json(r, CaseNote{g.name, int64_t(position), mark, listed, shown, elements, o.backends.kernels.dir});
+          if (json) json->add(cj);
+          if (shown && !o.html.empty()) g.shown.push_back(cj);
+        }
+        if (unexpected) {
+          Failure f{{}, r.outcome, r.id, r.detail, elements, k, sweep.draw(k).has_value(), "", 0};
+          if (f.drawn && (!g.smallest_drawn || f.smaller_than(*g.smallest_drawn))) g.smallest_drawn = f;
+          if (!g.smallest || f.smaller_than(*g.smallest)) {
+            f.json = keep_json && shown ? std::move(cj) : case_json(r, CaseNote{g.name, int64_t(position), mark, listed, true, elements, o.backends.kernels.dir});
+            g.smallest = std::move(f);
+          }
+        }
+        if (mark == Mark::xpass && g.xpassed.size() < CheckRun::kShownPerGroup) g.xpassed.push_back({r.id, listed});
+        if (o.fail_fast && (unexpected || mark == Mark::xpass))
+          stop("stopped", cat("--fail-fast: stopped after the first failure (", status_name(r.outcome, mark), " ",
+                              r.id, " on ", r.backend, ")"));
+      }
+      if (guard.signal()) stopped = true;
+      if (stopped && guard.signal()) break;
+      for (auto& cls : case_classes(e)) run.coverage[op->name][cls]++;
+      run.coverage[op->name][cat("dtype ", dtype_name(t))]++;
+      if (!o.quiet && !progress.enabled() && since(last_progress) >= kProgressSeconds) {
+        last_progress = std::chrono::steady_clock::now();
+        std::fprintf(stderr, "  %-32s %lld of %lld cases...\n", label.c_str(), (long long)k + 1,
+                     (long long)sweep.size());
+      }
+    }
+    cancel = stopped;  // judges still queued for the cases past the stop do nothing
+    if (!o.quiet) {
+      progress.clear();
+      for (size_t s = first; s < run.groups.size(); ++s)
+        if (run.groups[s].slot->backend)
+          std::fprintf(stderr, "  %-32s %4lld cases  %.2fs\n", run.groups[s].name.c_str(), run.groups[s].tally.cases,
+                       run.groups[s].tally.seconds);
     }
   }
   progress.clear();

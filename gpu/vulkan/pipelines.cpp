@@ -26,25 +26,22 @@ size_t Pipelines::size() const {
 std::shared_future<Pipeline> Pipelines::entry(const Program& program, uint32_t workgroup_size, bool& created) {
   const Key key{program.id, workgroup_size};
   std::promise<Pipeline> promise;
+  std::shared_future<Pipeline> made = promise.get_future().share();
   {
     std::lock_guard lock(mu_);
     created = false;
     if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
     created = true;
-    pipelines_.emplace(key, promise.get_future().share());
+    pipelines_.emplace(key, made);
   }
-  std::shared_future<Pipeline> made;
   try {
     promise.set_value(create(program, workgroup_size));
   } catch (...) {
     promise.set_exception(std::current_exception());
     std::lock_guard lock(mu_);
-    made = pipelines_.at(key);
     pipelines_.erase(key);
-    return made;
   }
-  std::lock_guard lock(mu_);
-  return pipelines_.at(key);
+  return made;
 }
 
 const Pipeline& Pipelines::get(const Program& program, uint32_t workgroup_size) {

@@ -219,9 +219,10 @@ pid_t WebGpuBackend::worker_pid() const {
 }
 
 size_t WebGpuBackend::route(const std::vector<std::string>& shader_keys) const {
-  std::string all;
-  for (const std::string& k : shader_keys) all += k;
-  return std::hash<std::string>{}(all) % workers_.size();
+  if (workers_.size() == 1) return 0;
+  size_t h = 0;
+  for (const std::string& k : shader_keys) h = h * 1000003u ^ std::hash<std::string>{}(k);
+  return h % workers_.size();
 }
 
 const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const KernelText& kernel, DType dtype,
@@ -297,16 +298,21 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
   std::map<std::string, webgpu::TensorForm> tensors;
   for (auto& [name, ph] : forms) tensors[name] = {ph.layout, dtypes.at(name)};
   std::vector<std::string> keys;
-  std::vector<json> shaders;
+  struct Shader {
+    const Program* prog;
+    const Dispatch* d;
+    uint32_t wg;
+  };
+  std::vector<Shader> shaders;
   for (const Dispatch& d : plan) {
     const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
     if (!grid) continue;
     try {
       const Program& prog = program(d, kernels_.get(d.kernel), dtype, tensors);
-      std::string key = cat(grid->workgroup_size, "\n", prog.code);
+      std::string key = shader_key(prog, grid->workgroup_size);
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;  // as a RUN lists them: once
       keys.push_back(std::move(key));
-      shaders.push_back(shader_json(prog, d, grid->workgroup_size));
+      shaders.push_back({&prog, &d, grid->workgroup_size});
     } catch (const std::exception&) {
       // execute() meets it again and reports it as the case's outcome.
     }
@@ -316,7 +322,7 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
   if (!w.process) return;  // lost in an earlier case: the next run starts it
   json fresh = json::array();
   for (size_t i = 0; i < shaders.size(); ++i)
-    if (w.prepared.insert(keys[i]).second) fresh.push_back(std::move(shaders[i]));
+    if (w.prepared.insert(keys[i]).second) fresh.push_back(shader_json(*shaders[i].prog, *shaders[i].d, shaders[i].wg));
   if (fresh.empty()) return;
   const std::string text = fresh.dump();
   try {
@@ -456,7 +462,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
     if (!grid) throw std::runtime_error(cat("webgpu: dispatch ", d.kernel, " does not fit the device grid"));
     const Program& prog = program(d, kernels_.get(d.kernel), dtype, tensor_forms);
     const WgslResources& res = prog.res;
-    const std::string key = cat(grid->workgroup_size, "\n", prog.code);
+    const std::string key = shader_key(prog, grid->workgroup_size);
     auto [it, fresh] = shader_index.emplace(key, shader_index.size());
     if (fresh) keys.push_back(key);
     if (fresh) head["shaders"].push_back(shader_json(prog, d, grid->workgroup_size));

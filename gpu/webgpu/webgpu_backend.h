@@ -90,6 +90,10 @@ class WebGpuBackend : public GpuBackend {
                          const std::map<std::string, webgpu::TensorForm>& forms);
   // A shader of a RUN header or a PREPARE list (PROTOCOL.md).
   static nlohmann::json shader_json(const Program& prog, const Dispatch& d, uint32_t workgroup_size);
+  // What tells shaders apart (the worker's pipeline key, route()'s input): workgroup size and text.
+  static std::string shader_key(const Program& prog, uint32_t workgroup_size) {
+    return cat(workgroup_size, "\n", prog.code);
+  }
 
   WebGpuOptions options_;
   std::vector<std::string> argv_;  // the worker's command line

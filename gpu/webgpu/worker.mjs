@@ -403,8 +403,9 @@ async function scoped(device, work) {
 }
 
 // TOUCHSTONE_WORKER_PROFILE=FILE: the worker's own time per phase of a RUN (milliseconds, calls),
-// written to FILE when it leaves: what the C++ side's `webgpu: worker round trip` is made of.
-const profileFile = process.env.TOUCHSTONE_WORKER_PROFILE;
+// written as it goes to FILE.<pid> (a GPU has several workers): what the C++ side's `webgpu: worker
+// round trip` is made of.
+const profileFile = process.env.TOUCHSTONE_WORKER_PROFILE && `${process.env.TOUCHSTONE_WORKER_PROFILE}.${process.pid}`;
 const profile = new Map();
 async function phase(name, work) {
   if (!profileFile) return work();
