@@ -68,26 +68,35 @@ std::string describe_failure(const CompareReport& r, const Tensor& got, bool scr
 
 }  // namespace
 
-CaseResult judge(const Expected& e, Backend& backend) {
-  auto t0 = std::chrono::steady_clock::now();
+BackendRun run_case(const Expected& e, Backend& backend) {
+  BackendRun b;
+  b.backend = std::string(backend.kind());
+  if (!e.error.empty()) return b;  // judge_run reports the case's own error
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    Phase ph("judge: backend run");
+    b.out = backend.run(*e.op, e.problem);
+  } catch (const std::exception& ex) {
+    b.threw = ex.what();
+  }
+  b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return b;
+}
+
+CaseResult judge_run(const Expected& e, BackendRun b) {
+  const auto t0 = std::chrono::steady_clock::now();
   CaseResult r;
   r.id = e.c.id();
-  r.backend = std::string(backend.kind());
+  r.backend = std::move(b.backend);
   auto done = [&](Outcome o, std::string detail) {
     r.outcome = o;
     r.detail = std::move(detail);
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.seconds = b.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   };
   if (!e.error.empty()) return done(Outcome::error, e.error);
-
-  RunOutput out;
-  try {
-    Phase ph("judge: backend run");
-    out = backend.run(*e.op, e.problem);
-  } catch (const std::exception& ex) {
-    return done(Outcome::error, cat("backend threw: ", ex.what()));
-  }
+  if (b.threw) return done(Outcome::error, cat("backend threw: ", *b.threw));
+  RunOutput& out = b.out;
   using S = RunOutput::Status;
   if (out.status == S::error) return done(Outcome::error, out.message);
   if (e.violation) {
@@ -147,5 +156,7 @@ CaseResult judge(const Expected& e, Backend& backend) {
   if (!detail.empty()) detail += cat(" (ran ", r.kernels, ")");
   return done(detail.empty() ? Outcome::pass : Outcome::fail, detail);
 }
+
+CaseResult judge(const Expected& e, Backend& backend) { return judge_run(e, run_case(e, backend)); }
 
 }  // namespace ts

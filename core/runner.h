@@ -47,6 +47,20 @@ struct CaseResult {
   double seconds = 0;
 };
 
+// Runs the case on the backend and judges what it returned against the reference.
 CaseResult judge(const Expected& e, Backend& backend);
+
+// judge() in its two halves, so that the comparison can run on another thread than the backend's
+// (check: each backend's calls stay on one thread, and comparing took 40% of that thread's time).
+// run_case calls the backend (never for a case that could not be built) and catches what it throws;
+// judge_run decides the outcome; CaseResult::seconds is both halves' time together.
+struct BackendRun {
+  std::string backend;               // Backend::kind()
+  RunOutput out;
+  std::optional<std::string> threw;  // what the backend threw, if it did
+  double seconds = 0;
+};
+BackendRun run_case(const Expected& e, Backend& backend);
+CaseResult judge_run(const Expected& e, BackendRun run);
 
 }  // namespace ts

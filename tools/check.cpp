@@ -71,12 +71,21 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
   return std::fflush(stdout) == 0 ? 0 : 2;
 }
 
-constexpr size_t kInFlight = 8;  // cases a lane may judge ahead of the tally (run_check)
+// Cases a lane may run ahead of the tally (run_check): 8, or twice the threads of a lane whose
+// backend takes several runs at once (WebGPU's Dawn workers), so that each has a case waiting.
+size_t in_flight(const std::vector<BackendSlot>& slots) {
+  size_t n = 8;
+  for (const BackendSlot& s : slots)
+    if (s.backend) n = std::max<size_t>(n, 2 * s.backend->concurrency());
+  return n;
+}
 
-// Every call into backend s (warm, judge) runs on lanes[s], in the order handed in: a case is judged
-// on every backend at once, so with two one's GPU round trip and compare overlap the other's (the
-// H100's default check, 7,200 runs, took 39 s one backend after the other), and a backend is still
-// never called from two threads (warm and run share its device, its worker pipe).
+// Every call into backend s (warm, run_case) runs on lanes[s], in the order handed in: a case runs
+// on every backend at once, so with two one's GPU round trip overlaps the other's (the H100's default
+// check, 7,200 runs, took 39 s one backend after the other). A lane has Backend::concurrency()
+// threads: one for Vulkan (warm and run share its device), one per Dawn worker for WebGPU (each
+// case's round trip took 3.9 ms of the worker, and the workers sat idle but one). Comparing is not
+// a backend call: it runs on a pool of its own (run_check's `comparing`).
 using Lanes = std::vector<std::unique_ptr<TaskPool>>;
 
 std::shared_future<Expected> launch(Case c) {
@@ -92,9 +101,11 @@ struct RunSweep {
 // A sweep's large case (its index and its case being prepared), if this shard and --match run it.
 using LargeCase = std::optional<std::pair<int64_t, std::shared_future<Expected>>>;
 
-// The large case's float64 reference takes seconds, longer than the rest of its sweep on a GPU: each
-// is started when the sweep before it starts (the first with its own), so at most two are in memory.
-// `first`: the run position of the sweep's case 0.
+// The large case's float64 reference takes up to ~2 s (q8ta_add's), longer than a whole sweep on a GPU
+// (0.3-1 s on the H100): each is started large_ahead() sweeps before its own starts, so at most
+// large_ahead() + 1 are in memory. `first`: the run position of the sweep's case 0.
+size_t large_ahead() { return std::clamp<size_t>(std::thread::hardware_concurrency() / 4, 1, 4); }
+
 LargeCase start_large(const Sweep& sweep, uint64_t first, const CheckOptions& o, const std::optional<std::regex>& match) {
   std::optional<int64_t> k = sweep.large_index();
   if (!k || (first + uint64_t(*k)) % o.shards != o.shard) return std::nullopt;
@@ -344,18 +355,27 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
       sweeps.push_back({std::make_unique<Sweep>(*op, t, o.cases, o.seed), first});
     }
   std::atomic<bool> cancel{false};  // set when the run stops: queued judges return at once
+  // Comparing took ~40% of a lane's time on the H100 (0.6 of 1.5 ms a case): it runs here, so a lane
+  // only calls its backend. Declared before the lanes, which hand work to it, so it outlives them.
+  TaskPool comparing(std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u));
   Lanes lanes(slots.size());
   for (size_t s = 0; s < slots.size(); ++s)
-    if (slots[s].backend) lanes[s] = std::make_unique<TaskPool>(1);
+    if (slots[s].backend) lanes[s] = std::make_unique<TaskPool>(slots[s].backend->concurrency());
+  const size_t ahead_of_tally = in_flight(slots);
   WarmAhead warm(sweeps, o, match, slots, lanes);
-  LargeCase large = sweeps.empty() ? std::nullopt : start_large(*sweeps[0].sweep, 0, o, match);
+  std::deque<LargeCase> larges;  // sweep j's and the next sweeps', started
+  auto start_larges = [&, started = size_t(0)](size_t through) mutable {
+    for (; started <= through && started < sweeps.size(); ++started)
+      larges.push_back(start_large(*sweeps[started].sweep, sweeps[started].first, o, match));
+  };
   for (size_t j = 0; j < sweeps.size() && !stopped; ++j) {
     const Sweep& sweep = *sweeps[j].sweep;
     const OpDef* op = &sweep.op();
     const DType t = sweep.dtype();
     const std::string label = cat(op->name, "/", dtype_name(t));
-    LargeCase next_large = j + 1 < sweeps.size() ? start_large(*sweeps[j + 1].sweep, sweeps[j + 1].first, o, match)
-                                                 : std::nullopt;
+    start_larges(j + large_ahead());
+    LargeCase large = std::move(larges.front());
+    larges.pop_front();
     for (auto& cls : expected_classes(*op)) run.coverage[op->name][cls] += 0;
     const size_t first = run.groups.size();
     for (auto& s : slots) {
@@ -379,8 +399,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     }
     auto last_progress = std::chrono::steady_clock::now();
     Lookahead ahead(sweep, o, match, index, std::move(large));
-    large = std::move(next_large);
-    // Cases handed to the lanes and not yet tallied, in order: a lane runs up to kInFlight cases
+    // Cases handed to the lanes and not yet tallied, in order: a lane runs up to ahead_of_tally cases
     // ahead of the tally, so one backend's slow case (a pipeline still compiling) does not hold the
     // other back. A judge holds its case's shared_future, not a reference.
     struct InFlight {
@@ -392,7 +411,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     std::deque<InFlight> flight;
     bool drawn_all = false;
     while (!stopped) {
-      while (!drawn_all && flight.size() < kInFlight) {
+      while (!drawn_all && flight.size() < ahead_of_tally) {
         warm.advance(index);
         auto next = ahead.next();
         if (!next) {
@@ -406,11 +425,23 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
         InFlight f{next->k, next->position, next->expected, std::vector<std::future<CaseResult>>(slots.size())};
         for (size_t s = 0; s < slots.size(); ++s)
           if (Backend* b = slots[s].backend.get()) {
-            auto task = std::make_shared<std::packaged_task<CaseResult()>>([b, x = f.expected, &cancel] {
-              return cancel ? CaseResult{} : judge(x.get(), *b);
+            auto judged = std::make_shared<std::promise<CaseResult>>();
+            f.judged[s] = judged->get_future();
+            lanes[s]->submit([b, x = f.expected, &cancel, &comparing, judged] {
+              try {
+                if (cancel) return judged->set_value(CaseResult{});
+                auto ran = std::make_shared<BackendRun>(run_case(x.get(), *b));
+                comparing.submit([x, ran, judged] {
+                  try {
+                    judged->set_value(judge_run(x.get(), std::move(*ran)));
+                  } catch (...) {
+                    judged->set_exception(std::current_exception());
+                  }
+                });
+              } catch (...) {
+                judged->set_exception(std::current_exception());
+              }
             });
-            f.judged[s] = task->get_future();
-            lanes[s]->submit([task] { (*task)(); });
           }
         flight.push_back(std::move(f));
       }

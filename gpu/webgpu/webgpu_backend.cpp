@@ -215,7 +215,14 @@ WebGpuBackend::WebGpuBackend(WebGpuOptions options, std::vector<std::string> arg
 WebGpuBackend::~WebGpuBackend() = default;
 
 pid_t WebGpuBackend::worker_pid() const {
+  std::lock_guard lock(mu_);
   return last_ < workers_.size() && workers_[last_].process ? workers_[last_].process->pid() : -1;
+}
+
+void WebGpuBackend::lose(size_t i) {
+  workers_[i].process.reset();
+  std::lock_guard lock(mu_);
+  workers_[i].prepared.clear();
 }
 
 size_t WebGpuBackend::route(const std::vector<std::string>& shader_keys) const {
@@ -297,6 +304,7 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
   if (dtype == DType::f16 && !limits_.f16) return;
   std::map<std::string, webgpu::TensorForm> tensors;
   for (auto& [name, ph] : forms) tensors[name] = {ph.layout, dtypes.at(name)};
+  std::unique_lock lock(mu_);
   std::vector<std::string> keys;
   struct Shader {
     const Program* prog;
@@ -318,23 +326,26 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
     }
   }
   if (shaders.empty()) return;
-  Worker& w = workers_[route(keys)];
-  if (!w.process) return;  // lost in an earlier case: the next run starts it
+  const size_t i = route(keys);
+  Worker& w = workers_[i];
   json fresh = json::array();
-  for (size_t i = 0; i < shaders.size(); ++i)
-    if (w.prepared.insert(keys[i]).second) fresh.push_back(shader_json(*shaders[i].prog, *shaders[i].d, shaders[i].wg));
+  for (size_t k = 0; k < shaders.size(); ++k)
+    if (w.prepared.insert(keys[k]).second) fresh.push_back(shader_json(*shaders[k].prog, *shaders[k].d, shaders[k].wg));
+  lock.unlock();
   if (fresh.empty()) return;
   const std::string text = fresh.dump();
+  std::lock_guard exchange(*w.busy);
+  if (!w.process) return;  // lost in an earlier case: the next run starts it (and prepares nothing)
   try {
     w.process->post(FrameType::prepare, {{reinterpret_cast<const uint8_t*>(text.data()), text.size()}},
                     std::chrono::milliseconds(options_.timeout_ms));
   } catch (const WorkerLost&) {
-    w = Worker{};  // the next case starts a fresh worker
+    lose(i);  // the next case starts a fresh worker
   }
 }
 
 void WebGpuBackend::start(size_t i) {
-  workers_[i] = Worker{};
+  lose(i);
   auto w = std::make_unique<WorkerProcess>(argv_);
   Frame f = w->call(FrameType::info, {}, std::chrono::milliseconds(options_.timeout_ms));
   if (f.type != FrameType::info) {
@@ -343,7 +354,7 @@ void WebGpuBackend::start(size_t i) {
     if (!w->stderr_tail().empty()) msg += cat("; worker stderr:\n", w->stderr_tail());
     throw std::runtime_error(msg);
   }
-  if (i != 0) {  // the same adapter: worker 0 read its limits
+  if (i != 0 || opened_) {  // the same adapter: worker 0 read its limits once
     workers_[i].process = std::move(w);
     return;
   }
@@ -397,6 +408,7 @@ void WebGpuBackend::start(size_t i) {
   for (const json& fl : j.at("flags")) flags += cat(flags.empty() ? "" : " ", fl.get<std::string>());
   info_.capabilities.push_back(cat("dawn: ", flags));
   workers_[i].process = std::move(w);
+  opened_ = true;
 }
 
 Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
@@ -405,6 +417,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
     throw Unsupported("webgpu: the adapter does not offer shader-f16, which float16 kernels need");
 
   std::optional<Phase> building(std::in_place, "webgpu: request (header, spans)");
+  std::unique_lock lock(mu_);  // programs_, the counters, route's worker; not held for the round trip
   Blob blob;
   json head = {{"shaders", json::array()}, {"buffers", json::array()}, {"dispatches", json::array()}};
   std::map<std::string, size_t> buffer_index;
@@ -531,19 +544,21 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
 
   allocations += buffers.size() + metas.size() + uniforms;
   dispatches += plan.size();
+  const size_t i = last_ = route(keys);
+  lock.unlock();
   building.reset();
-  last_ = route(keys);
+  std::lock_guard exchange(*workers_[i].busy);
   // A worker lost in an earlier case is replaced here, before anything of this case is sent.
-  if (!workers_[last_].process) start(last_);
+  if (!workers_[i].process) start(i);
   Phase ph("webgpu: worker round trip");
   Frame reply;
   try {
     // Timing runs until its budget is spent: the worker gets that on top of the usual timeout.
     const auto limit = std::chrono::milliseconds(options_.timeout_ms) +
                        std::chrono::milliseconds(timing ? uint64_t(timing->max_seconds * 1000) * 2 : 0);
-    reply = workers_[last_].process->call(timing ? FrameType::time : FrameType::run, parts, limit);
+    reply = workers_[i].process->call(timing ? FrameType::time : FrameType::run, parts, limit);
   } catch (const WorkerLost&) {
-    workers_[last_] = Worker{};  // the next case starts a fresh worker
+    lose(i);  // the next case starts a fresh worker
     throw;
   }
   if (reply.type == FrameType::error) throw std::runtime_error(text_of(reply));
