@@ -225,6 +225,11 @@ void WebGpuBackend::lose(size_t i) {
   workers_[i].prepared.clear();
 }
 
+std::vector<size_t> WebGpuBackend::homes(size_t first) const {
+  if (workers_.size() == 1) return {first};
+  return {first, (first + 1) % workers_.size()};
+}
+
 size_t WebGpuBackend::route(const std::vector<std::string>& shader_keys) const {
   if (workers_.size() == 1) return 0;
   size_t h = 0;
@@ -326,21 +331,23 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
     }
   }
   if (shaders.empty()) return;
-  const size_t i = route(keys);
-  Worker& w = workers_[i];
-  json fresh = json::array();
-  for (size_t k = 0; k < shaders.size(); ++k)
-    if (w.prepared.insert(keys[k]).second) fresh.push_back(shader_json(*shaders[k].prog, *shaders[k].d, shaders[k].wg));
-  lock.unlock();
-  if (fresh.empty()) return;
-  const std::string text = fresh.dump();
-  std::lock_guard exchange(*w.busy);
-  if (!w.process) return;  // lost in an earlier case: the next run starts it (and prepares nothing)
-  try {
-    w.process->post(FrameType::prepare, {{reinterpret_cast<const uint8_t*>(text.data()), text.size()}},
-                    std::chrono::milliseconds(options_.timeout_ms));
-  } catch (const WorkerLost&) {
-    lose(i);  // the next case starts a fresh worker
+  for (size_t i : homes(route(keys))) {
+    if (!lock.owns_lock()) lock.lock();
+    Worker& w = workers_[i];
+    json fresh = json::array();
+    for (size_t k = 0; k < shaders.size(); ++k)
+      if (w.prepared.insert(keys[k]).second) fresh.push_back(shader_json(*shaders[k].prog, *shaders[k].d, shaders[k].wg));
+    lock.unlock();
+    if (fresh.empty()) continue;
+    const std::string text = fresh.dump();
+    std::lock_guard exchange(*w.busy);
+    if (!w.process) continue;  // lost in an earlier case: the next run starts it (and prepares nothing)
+    try {
+      w.process->post(FrameType::prepare, {{reinterpret_cast<const uint8_t*>(text.data()), text.size()}},
+                      std::chrono::milliseconds(options_.timeout_ms));
+    } catch (const WorkerLost&) {
+      lose(i);  // the next case starts a fresh worker
+    }
   }
 }
 
@@ -544,10 +551,22 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
 
   allocations += buffers.size() + metas.size() + uniforms;
   dispatches += plan.size();
-  const size_t i = last_ = route(keys);
+  const std::vector<size_t> mine = homes(route(keys));
   lock.unlock();
   building.reset();
-  std::lock_guard exchange(*workers_[i].busy);
+  // The first of the case's workers that is free, else wait for the first.
+  size_t i = mine.front();
+  std::unique_lock<std::mutex> exchange;
+  for (size_t h : mine)
+    if ((exchange = std::unique_lock(*workers_[h].busy, std::try_to_lock)).owns_lock()) {
+      i = h;
+      break;
+    }
+  if (!exchange.owns_lock()) exchange = std::unique_lock(*workers_[i].busy);
+  {
+    std::lock_guard last(mu_);
+    last_ = i;
+  }
   // A worker lost in an earlier case is replaced here, before anything of this case is sent.
   if (!workers_[i].process) start(i);
   Phase ph("webgpu: worker round trip");

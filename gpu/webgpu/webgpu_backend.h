@@ -90,6 +90,11 @@ class WebGpuBackend : public GpuBackend {
   void lose(size_t i);  // worker i died: the next case it gets starts a fresh one (holding `busy`)
   // The worker of a case (or a PREPARE) with these shaders (workgroup size, WGSL text each).
   size_t route(const std::vector<std::string>& shader_keys) const;
+  // The workers that take a case routed to `first`, in order of preference: it and the next one.
+  // A sweep's cases mostly share their shaders, so one worker per shader set left check's other
+  // lane threads waiting on it (H100: 21 s for WebGPU's default check with 8 workers, as with 1);
+  // two make each pipeline at most twice.
+  std::vector<size_t> homes(size_t first) const;
   // Sends the plan as one RUN (timing null) or TIME request and returns the worker's reply;
   // `snapshots` receives (buffer, kernel) for each scratch snapshot the reply holds.
   webgpu::Frame call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
