@@ -1,11 +1,13 @@
 #include "core/compare.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 
 #include "core/half.h"
 #include "core/poison.h"
@@ -65,31 +67,25 @@ CompareReport compare(const std::string& name, const Tensor& got, const Tensor& 
 
 namespace {
 
-CompareReport compare_pass(const std::string& name, const Tensor& got, const Tensor& ref, Tolerance tol,
-                           bool poisoned, const std::vector<uint8_t>* mask, ErrorMap* map) {
+// Elements [begin, end) of a compare: counts, maxima and the first mismatch of the range, and the
+// sums behind the NMSE.
+struct Range {
   CompareReport r;
-  r.output = name;
-  r.tol = tol;
-  r.count = got.numel();
-  if (got.shape != ref.shape) {
-    r.mismatches = r.count ? r.count : 1;
-    r.first_bad = 0;
-    r.worst = std::numeric_limits<double>::infinity();
-    return r;
-  }
-  const Tensor* elem = tol.bound(name);
-  if (elem && (elem->dtype != DType::f64 || elem->shape != ref.shape))
-    throw std::logic_error(cat("tolerance of ", name, " is ", elem->describe(), " but the reference is ", ref.describe(),
-                               ": a per-element bound must be float64 of the output's shape"));
-  const double* bound = elem ? reinterpret_cast<const double*>(elem->bytes.data()) : nullptr;
+  double err2 = 0, ref2 = 0;
+};
+
+Range compare_range(const Tensor& got, const Tensor& ref, const Tolerance& tol, const double* bound, bool poisoned,
+                    const std::vector<uint8_t>* mask, ErrorMap* map, int64_t begin, int64_t end) {
+  Range out;
+  CompareReport& r = out.r;
   r.bad_per_dim.resize(got.shape.size());
   for (size_t d = 0; d < got.shape.size(); ++d) r.bad_per_dim[d].assign(size_t(got.shape[d]), 0);
   const bool fl = is_float(got.dtype);
   const uint64_t poison = poison_bits(got.dtype);
-  double err2 = 0, ref2 = 0;
+  double& err2 = out.err2;
+  double& ref2 = out.ref2;
   // The dtype switches are hoisted out of the element loop: values come in chunks, raw bits and the
-  // reference's rounding to the output dtype through one function chosen up front. A 16M-element
-  // output is compared in a fraction of a second.
+  // reference's rounding to the output dtype through one function chosen up front.
   const size_t es = dtype_size(got.dtype);
   uint64_t (*round_bits)(double) = nullptr;
   switch (got.dtype) {
@@ -100,9 +96,9 @@ CompareReport compare_pass(const std::string& name, const Tensor& got, const Ten
     default: break;
   }
   constexpr int64_t kChunk = 4096;
-  std::vector<double> gv(size_t(std::min(r.count, kChunk))), wv(gv.size());
-  for (int64_t first = 0; first < r.count; first += kChunk) {
-    const int64_t n = std::min(kChunk, r.count - first);
+  std::vector<double> gv(size_t(std::min(end - begin, kChunk))), wv(gv.size());
+  for (int64_t first = begin; first < end; first += kChunk) {
+    const int64_t n = std::min(kChunk, end - first);
     got.values(first, n, gv.data());
     ref.values(first, n, wv.data());
     for (int64_t j = 0; j < n; ++j) {
@@ -159,6 +155,66 @@ CompareReport compare_pass(const std::string& name, const Tensor& got, const Ten
         }
       }
     }
+  }
+  return out;
+}
+
+// Outputs this long are compared in ranges on several threads (a 16M-element output took ~0.13 s
+// on one, in the critical path of check's large cases). The ranges do not depend on the thread
+// count, and their sums are added in range order: the report is the same on every machine.
+constexpr int64_t kRangeElements = int64_t(1) << 18;
+constexpr int64_t kParallelElements = int64_t(1) << 20;
+
+CompareReport compare_pass(const std::string& name, const Tensor& got, const Tensor& ref, Tolerance tol,
+                           bool poisoned, const std::vector<uint8_t>* mask, ErrorMap* map) {
+  CompareReport r;
+  r.output = name;
+  r.tol = tol;
+  r.count = got.numel();
+  if (got.shape != ref.shape) {
+    r.mismatches = r.count ? r.count : 1;
+    r.first_bad = 0;
+    r.worst = std::numeric_limits<double>::infinity();
+    return r;
+  }
+  const Tensor* elem = tol.bound(name);
+  if (elem && (elem->dtype != DType::f64 || elem->shape != ref.shape))
+    throw std::logic_error(cat("tolerance of ", name, " is ", elem->describe(), " but the reference is ", ref.describe(),
+                               ": a per-element bound must be float64 of the output's shape"));
+  const double* bound = elem ? reinterpret_cast<const double*>(elem->bytes.data()) : nullptr;
+  // The error map (a failing output's second pass) is one array: that pass stays on one thread.
+  const int64_t ranges = map || r.count < kParallelElements ? 1 : (r.count + kRangeElements - 1) / kRangeElements;
+  const int64_t step = ranges == 1 ? std::max<int64_t>(r.count, 1) : kRangeElements;
+  std::vector<Range> parts(static_cast<size_t>(ranges));
+  std::atomic<int64_t> next{0};
+  auto work = [&] {
+    for (int64_t k; (k = next++) < ranges;)
+      parts[size_t(k)] = compare_range(got, ref, tol, bound, poisoned, mask, map, k * step, std::min(r.count, (k + 1) * step));
+  };
+  const int64_t threads = std::min<int64_t>(ranges, std::clamp(int64_t(std::thread::hardware_concurrency()), int64_t(1), int64_t(8)));
+  std::vector<std::thread> helpers;
+  for (int64_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  double err2 = 0, ref2 = 0;
+  r.bad_per_dim.resize(got.shape.size());
+  for (size_t d = 0; d < got.shape.size(); ++d) r.bad_per_dim[d].assign(size_t(got.shape[d]), 0);
+  for (const Range& p : parts) {
+    const CompareReport& q = p.r;
+    if (r.first_bad < 0 && q.first_bad >= 0) {
+      r.first_bad = q.first_bad;
+      r.first_got = q.first_got, r.first_want = q.first_want, r.first_allowed = q.first_allowed;
+    }
+    r.mismatches += q.mismatches;
+    r.unwritten += q.unwritten;
+    r.max_abs = std::max(r.max_abs, q.max_abs);
+    r.max_rel = std::max(r.max_rel, q.max_rel);
+    r.max_ulp = std::max(r.max_ulp, q.max_ulp);
+    r.worst = std::max(r.worst, q.worst);
+    for (size_t d = 0; d < q.bad_per_dim.size(); ++d)
+      for (size_t x = 0; x < q.bad_per_dim[d].size(); ++x) r.bad_per_dim[d][x] += q.bad_per_dim[d][x];
+    err2 += p.err2;
+    ref2 += p.ref2;
   }
   r.nmse = ref2 > 0 ? err2 / ref2 : err2;
   return r;

@@ -1,6 +1,7 @@
 // The comparison rules of SPEC "Comparison and outcomes".
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -70,6 +71,45 @@ TEST(Compare, StatisticsAndUlp) {
   EXPECT_DOUBLE_EQ(r.max_abs, std::nextafter(4.0f, 5.0f) - 4.0);
   EXPECT_NEAR(r.nmse, r.max_abs * r.max_abs / 21.0, 1e-20);
   EXPECT_EQ(r.bad_per_dim.size(), 1u);
+}
+
+// A long output is compared in ranges on several threads: the report counts, places and measures
+// mismatches planted in different ranges (the first, one at a range's edge, the last) as one pass
+// over every element would.
+TEST(Compare, ALongOutputInRangesGivesOnePassesReport) {
+  const int64_t rows = 1200, cols = 1500;  // 1.8M elements: past the threaded threshold
+  Tensor ref(DType::f64, {rows, cols}), got(DType::f32, {rows, cols});
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const double v = double(i % 977) - 488.0;
+    ref.set(i, v);
+    got.set(i, v);
+  }
+  const int64_t edge = (int64_t(1) << 18) - 1;  // the last element of the first range
+  const std::vector<int64_t> planted = {7, edge, edge + 1, 1000000, rows * cols - 1};
+  for (int64_t i : planted) got.set(i, ref.get(i) + 3.0);
+  uint64_t p = poison_bits(DType::f32);
+  std::memcpy(got.bytes.data() + 4 * 1500000, &p, 4);
+  const CompareReport r = compare("o", got, ref, {1.0, 0.0}, true);
+  EXPECT_EQ(r.count, rows * cols);
+  EXPECT_EQ(r.mismatches, int64_t(planted.size()) + 1);
+  EXPECT_EQ(r.unwritten, 1);
+  EXPECT_EQ(r.first_bad, 7);
+  EXPECT_DOUBLE_EQ(r.first_got, ref.get(7) + 3.0);
+  EXPECT_EQ(r.worst, INFINITY);  // the unwritten element
+  double max_rel = 0;
+  for (int64_t i : planted)
+    if (ref.get(i) != 0) max_rel = std::max(max_rel, 3.0 / std::fabs(ref.get(i)));
+  EXPECT_DOUBLE_EQ(r.max_rel, max_rel);
+  EXPECT_DOUBLE_EQ(r.max_abs, INFINITY);
+  int64_t per_row = 0;
+  for (int64_t n : r.bad_per_dim[0]) per_row += n;
+  EXPECT_EQ(per_row, r.mismatches);
+  EXPECT_EQ(r.bad_per_dim[0][size_t(edge / cols)], edge / cols == (edge + 1) / cols ? 2 : 1);
+  EXPECT_EQ(r.bad_per_dim[1][size_t(1000000 % cols)], 1 + (1000000 % cols == 7 ? 1 : 0));
+  EXPECT_EQ(r.bad_per_dim[0][size_t(rows - 1)], 1);
+  // Without the poisoned element the worst ratio is the planted error over atol.
+  got.set(1500000, ref.get(1500000));
+  EXPECT_DOUBLE_EQ(compare("o", got, ref, {1.0, 0.0}, true).worst, 3.0);
 }
 
 TEST(Compare, Int8AllowsOneStep) {

@@ -459,7 +459,10 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
       std::vector<std::future<CaseResult>>& judged = current.judged;
       for (size_t s = 0; s < slots.size() && !stopped; ++s) {
         if (!slots[s].backend) continue;
-        CaseResult r = judged[s].get();
+        CaseResult r = [&] {
+          Phase waiting("check: wait for the case's judges (lanes, comparing)");
+          return judged[s].get();
+        }();
         if (guard.signal()) {  // the case may have been disturbed (a worker got the signal too)
           stopped = true;
           break;
