@@ -24,6 +24,7 @@ layout(push_constant) uniform Params { uint n; uint S; uint Hq; uint Hkv; uint D
 
 const uint WG = 64u;  // = Dispatch::workgroup (reference/sdpa.cpp kSplitWg)
 const uint SL = 16u;  // invocations (chunk slices) per texel (kSplitSlices)
+const uint CB = 8u;   // chunks a slice loads before the first use
 const float MASKED = -1.0e30;
 shared float red_m[WG], red_l[WG];
 shared vec4 red_o[WG];
@@ -43,18 +44,34 @@ void main() {
     nv = min((pc.pos + s) / pc.chunk + 1u, pc.chunks);
     b = r * pc.chunks;
   }
+  // CB chunks' loads at once (the same sums in the same order): a slice's chunks are a chain of
+  // loads otherwise, 8 deep at ctx 32768.
   float M = MASKED;
-  for (uint j = k; j < nv; j += SL) M = max(M, part_ml[b + j].x);
+  for (uint j0 = k; j0 < nv; j0 += CB * SL) {
+    float mj[CB];
+    for (uint u = 0u; u < CB; ++u) mj[u] = part_ml[b + min(j0 + u * SL, nv - 1u)].x;
+    for (uint u = 0u; u < CB; ++u) M = max(M, mj[u]);  // past nv: the last chunk again
+  }
   red_m[l] = M;
   barrier();
   for (uint i = 0u; i < SL; ++i) M = max(M, red_m[first + i]);
   float L = 0.0;
   vec4 o = vec4(0.0);
-  for (uint j = k; j < nv; j += SL) {
-    vec2 ml = part_ml[b + j];
-    float a = exp(ml.x - M);
-    L += a * ml.y;
-    o += a * part_o[(b + j) * pc.D4 + d4];
+  for (uint j0 = k; j0 < nv; j0 += CB * SL) {
+    vec2 mls[CB];
+    vec4 os[CB];
+    for (uint u = 0u; u < CB; ++u) {
+      uint jb = b + min(j0 + u * SL, nv - 1u);
+      mls[u] = part_ml[jb];
+      os[u] = part_o[jb * pc.D4 + d4];
+    }
+    for (uint u = 0u; u < CB; ++u)
+      if (j0 + u * SL < nv) {
+        vec2 ml = mls[u];
+        float a = exp(ml.x - M);
+        L += a * ml.y;
+        o += a * os[u];
+      }
   }
   red_l[l] = L;
   red_o[l] = o;

@@ -20,6 +20,7 @@ struct Params { n: u32, S: u32, Hq: u32, Hkv: u32, D4: u32, pos: u32, chunk: u32
 @group(0) @binding(7) var<uniform> pc : Params;
 
 const SL = 16u;  // invocations (chunk slices) per texel; WG = 64 (reference/sdpa.cpp kSplitWg)
+const CB = 8u;   // chunks a slice loads before the first use
 const MASKED = -1.0e30;
 var<workgroup> red_m : array<f32, 64>;
 var<workgroup> red_l : array<f32, 64>;
@@ -48,18 +49,34 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     nv = min((pc.pos + r / pc.Hq) / pc.chunk + 1u, pc.chunks);
     b = r * pc.chunks;
   }
+  // CB chunks' loads at once, the same sums in the same order (the Vulkan kernel says why).
   var M = MASKED;
-  for (var j = k; j < nv; j += SL) { M = max(M, part_ml[b + j].x); }
+  for (var j0 = k; j0 < nv; j0 += CB * SL) {
+    var mj : array<f32, CB>;
+    for (var u = 0u; u < CB; u++) { mj[u] = part_ml[b + min(j0 + u * SL, nv - 1u)].x; }
+    for (var u = 0u; u < CB; u++) { M = max(M, mj[u]); }  // past nv: the last chunk again
+  }
   red_m[l] = M;
   workgroupBarrier();
   for (var i = 0u; i < SL; i++) { M = max(M, red_m[first + i]); }
   var L = 0.0;
   var o = vec4<f32>(0.0);
-  for (var j = k; j < nv; j += SL) {
-    let ml = part_ml[b + j];
-    let a = exp(ml.x - M);
-    L += a * ml.y;
-    o += a * part_o[(b + j) * pc.D4 + d4];
+  for (var j0 = k; j0 < nv; j0 += CB * SL) {
+    var mls : array<vec2<f32>, CB>;
+    var os : array<vec4<f32>, CB>;
+    for (var u = 0u; u < CB; u++) {
+      let jb = b + min(j0 + u * SL, nv - 1u);
+      mls[u] = part_ml[jb];
+      os[u] = part_o[jb * pc.D4 + d4];
+    }
+    for (var u = 0u; u < CB; u++) {
+      if (j0 + u * SL < nv) {
+        let ml = mls[u];
+        let a = exp(ml.x - M);
+        L += a * ml.y;
+        o += a * os[u];
+      }
+    }
   }
   red_l[l] = L;
   red_o[l] = o;

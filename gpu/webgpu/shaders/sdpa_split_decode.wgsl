@@ -1,0 +1,176 @@
+// sdpa split (flash-decoding), step 1 of 2 for decode (S = 1, G = Hq / Hkv <= QD, G * D4 <= QSTAGE,
+// D4 <= DMAX; the plan picks it): gpu/vulkan/shaders/sdpa_split_decode.comp, which states why and
+// how; the function, scratch layout and order of operations of sdpa_split_partial, with the chunk's
+// cached K and V rows staged through workgroup memory in tiles (coalesced loads, TL in flight per
+// invocation), this step's key and value (from k and v) staged beside the queries and last.
+// Workgroup memory holds float32 texels here (WGSL buffers of float16 / bfloat16 widen in their
+// accessors).
+// Bindings (gpu/webgpu/PROTOCOL.md): q, k, v and the caches through their accessors (TS_INPUT,
+// gpu/ACCESSORS.md); each storage array binds the tensor of its name; `pc` takes the plan's
+// uniforms; SCMAX and QSTAGE (the shared arrays' sizes) come from the plan. Barriers are in uniform
+// control flow: the bounds of the loops around them depend only on the uniforms and the workgroup id.
+TS_INPUT(q, 0)
+TS_INPUT(k, 1)
+TS_INPUT(v, 2)
+TS_INPUT(k_cache, 3)
+TS_INPUT(v_cache, 4)
+@group(0) @binding(5) var<storage, read_write> part_o : array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> part_ml : array<vec2<f32>>;
+struct Params {
+  S: u32, Hq: u32, Hkv: u32, D4: u32, pos: u32, scale: f32, chunk: u32, chunks: u32, qblocks: u32, qblock: u32
+}
+@group(0) @binding(7) var<uniform> pc : Params;
+
+// WG = 64 (reference/sdpa.cpp kSplitWg)
+const QD = 8u;      // the most queries of a block (kSplitDecodeQueries)
+const DMAX = 64u;   // the longest head dim, in texels (kSplitDecodeTexels)
+const TT = 1088u;   // tile texels: 32 rows of 32 texels (+ 1 of padding), 16 of 64, ...
+const TL = 17u;     // = TT / WG: texels an invocation stages
+const MASKED = -1.0e30;
+
+var<workgroup> sc : array<f32, SCMAX>;  // [query][key], row stride chunk: scores, then weights
+var<workgroup> qsh : array<vec4<f32>, QSTAGE>;  // [query][texel]
+var<workgroup> tile : array<vec4<f32>, TT>;  // [key][texel], row stride D4 + 1
+var<workgroup> fk : array<vec4<f32>, DMAX>;  // this step's key row
+var<workgroup> fv : array<vec4<f32>, DMAX>;  // and value row
+var<workgroup> red : array<f32, 64>;
+var<workgroup> stat_m : array<f32, QD>;
+var<workgroup> stat_l : array<f32, QD>;
+
+fn cached_at(kvh: u32, c: u32, d4: u32) -> u32 { return (c * pc.Hkv + kvh) * pc.D4 + d4; }
+
+// Rows [c, c + n) of a cache (n * D4 <= TT) into the tile: invocation l loads texels l, l + WG, ...
+// of the rows, all TL before the first store.
+fn stage(from_v: bool, kvh: u32, l: u32, c: u32, n: u32) {
+  let D4 = pc.D4;
+  let a = WG / D4;
+  let r = WG % D4;
+  var key = l / D4;
+  var d = l % D4;
+  var t : array<vec4<f32>, TL>;
+  for (var i = 0u; i < TL; i++) {
+    let at = cached_at(kvh, c + min(key, n - 1u), d);
+    var x : vec4<f32>;
+    if (from_v) { x = v_cache_texel(at); } else { x = k_cache_texel(at); }
+    t[i] = select(vec4<f32>(0.0), x, key < n);
+    key += a;
+    d += r;
+    if (d >= D4) { d -= D4; key++; }
+  }
+  key = l / D4;
+  d = l % D4;
+  for (var i = 0u; i < TL; i++) {
+    if (key < n) { tile[key * (D4 + 1u) + d] = t[i]; }
+    key += a;
+    d += r;
+    if (d >= D4) { d -= D4; key++; }
+  }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) l: u32) {
+  let w = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
+  if (w >= pc.chunks * pc.Hkv) { return; }  // a folded grid's spare workgroups, whole
+  let j = w % pc.chunks;
+  let D4 = pc.D4;
+  let kvh = w / pc.chunks;
+  let nq = pc.Hq / pc.Hkv;
+  let c0 = j * pc.chunk;
+  let n = pc.pos + 1u;
+  let nk = select(0u, min(pc.chunk, n - c0), n > c0);
+  let nc = select(0u, min(nk, pc.pos - c0), pc.pos > c0);  // cached keys, then this step's (nk - nc <= 1)
+  let tk = min(TT / (D4 + 1u), pc.chunk);                  // keys a tile holds
+
+  for (var x = l; x < nq * D4; x += WG) { qsh[x] = q_at4(4u * ((kvh * nq + x / D4) * D4 + x % D4)); }
+  if (nk > nc) {
+    for (var x = l; x < D4; x += WG) {
+      fk[x] = k_at4(4u * (kvh * D4 + x));
+      fv[x] = v_at4(4u * (kvh * D4 + x));
+    }
+  }
+  for (var t0 = 0u; t0 < nc; t0 += tk) {
+    let tn = min(tk, nc - t0);
+    workgroupBarrier();  // the previous tile was read
+    stage(false, kvh, l, c0 + t0, tn);
+    workgroupBarrier();
+    for (var c = l; c < tn; c += WG) {
+      var acc : array<f32, QD>;
+      for (var a = 0u; a < QD; a++) { acc[a] = 0.0; }
+      for (var d = 0u; d < D4; d++) {
+        let kt = tile[c * (D4 + 1u) + d];
+        for (var a = 0u; a < QD; a++) {
+          if (a < nq) { acc[a] += dot(qsh[a * D4 + d], kt); }
+        }
+      }
+      for (var a = 0u; a < QD; a++) {
+        if (a < nq) { sc[a * pc.chunk + t0 + c] = pc.scale * acc[a]; }
+      }
+    }
+  }
+  workgroupBarrier();  // q and this step's rows staged (also when nc == 0)
+  if (nk > nc && l < nq) {
+    var acc = 0.0;
+    for (var d = 0u; d < D4; d++) { acc += dot(qsh[l * D4 + d], fk[d]); }
+    sc[l * pc.chunk + nc] = pc.scale * acc;
+  }
+  workgroupBarrier();
+
+  let P = WG / pc.qblock;
+  let qi = min(l / P, QD - 1u);  // < qblock <= QD
+  let part = l % P;
+  let ns = select(0u, nk, qi < nq);
+  var m = MASKED;
+  for (var c = part; c < ns; c += P) { m = max(m, sc[qi * pc.chunk + c]); }
+  red[l] = m;
+  workgroupBarrier();
+  if (part == 0u) {
+    for (var k = 1u; k < P; k++) { m = max(m, red[l + k]); }
+    stat_m[qi] = m;
+  }
+  workgroupBarrier();
+  m = stat_m[qi];
+  var sum = 0.0;
+  for (var c = part; c < ns; c += P) {
+    let e = exp(sc[qi * pc.chunk + c] - m);
+    sc[qi * pc.chunk + c] = e;
+    sum += e;
+  }
+  red[l] = sum;  // the maxima were read before the last barrier
+  workgroupBarrier();
+  if (part == 0u) {
+    for (var k = 1u; k < P; k++) { sum += red[l + k]; }
+    stat_l[qi] = sum;
+  }
+
+  let qv = clamp(WG / D4, 1u, nq);
+  let d4 = l % D4;
+  let g = l / D4;
+  var acc : array<vec4<f32>, QD>;
+  for (var a = 0u; a < QD; a++) { acc[a] = vec4<f32>(0.0); }
+  for (var t0 = 0u; t0 < nc; t0 += tk) {
+    let tn = min(tk, nc - t0);
+    workgroupBarrier();  // the weights are written; the previous tile was read
+    stage(true, kvh, l, c0 + t0, tn);
+    workgroupBarrier();
+    if (g < qv) {
+      for (var c = 0u; c < tn; c++) {
+        let vt = tile[c * (D4 + 1u) + d4];
+        for (var a = 0u; a < QD; a++) {
+          if (g + a * qv < nq) { acc[a] += sc[(g + a * qv) * pc.chunk + t0 + c] * vt; }
+        }
+      }
+    }
+  }
+  workgroupBarrier();  // the weights are written (also when nc == 0)
+  if (g < qv) {
+    for (var a = 0u; a < QD; a++) {
+      let i = g + a * qv;
+      if (i < nq) {
+        if (nk > nc) { acc[a] += sc[i * pc.chunk + nc] * fv[d4]; }
+        part_o[((kvh * nq + i) * pc.chunks + j) * D4 + d4] = acc[a];
+      }
+    }
+  }
+  if (l < nq) { part_ml[(kvh * nq + l) * pc.chunks + j] = vec2<f32>(stat_m[l], stat_l[l]); }
+}
