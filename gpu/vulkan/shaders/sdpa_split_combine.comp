@@ -33,9 +33,13 @@ void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
   uint l = gl_LocalInvocationIndex, k = l % SL, first = l - k, t = w * (WG / SL) + l / SL;
   uint grid = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z * WG;
-  for (uint i = w * WG + l; i < pc.S * pc.Hkv * pc.D4; i += grid) {
-    k_cache[pc.pos * pc.Hkv * pc.D4 + i] = FROM_VEC4(k_at4(4u * i));
-    v_cache[pc.pos * pc.Hkv * pc.D4 + i] = FROM_VEC4(v_at4(4u * i));
+  // This invocation's first cache texels are loaded here and stored last: their loads are in flight
+  // beside the chunks' (a store right after its load would wait for it).
+  uint rows = pc.S * pc.Hkv * pc.D4, i0 = w * WG + l, at = pc.pos * pc.Hkv * pc.D4;
+  vec4 k0 = vec4(0.0), v0 = vec4(0.0);
+  if (i0 < rows) {
+    k0 = k_at4(4u * i0);
+    v0 = v_at4(4u * i0);
   }
   uint b = 0u, d4 = 0u, nv = 0u;
   if (t < pc.n) {
@@ -82,5 +86,13 @@ void main() {
       o += red_o[l + i];
     }
     out_store(t, o * (1.0 / L));
+  }
+  if (i0 < rows) {
+    k_cache[at + i0] = FROM_VEC4(k0);
+    v_cache[at + i0] = FROM_VEC4(v0);
+  }
+  for (uint i = i0 + grid; i < rows; i += grid) {
+    k_cache[at + i] = FROM_VEC4(k_at4(4u * i));
+    v_cache[at + i] = FROM_VEC4(v_at4(4u * i));
   }
 }

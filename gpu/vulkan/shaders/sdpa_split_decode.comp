@@ -7,7 +7,7 @@
 // (8 bytes of each), and its V loop keeps 8 loads in flight per invocation: on an H100 that held
 // ctx 32768 decode at 24% of copy bandwidth. Here the chunk's cached rows come in tiles of TT
 // texels: consecutive invocations load consecutive texels of a row (whole rows, coalesced), TL
-// loads each in flight before the first store to shared memory; QK then takes one key per
+// loads each in flight, one tile ahead of its use (load_tile); QK then takes one key per
 // invocation from the tile (rows padded to D4 + 1 texels: no bank conflicts), in head-dim order;
 // AV one head-dim texel and every qv-th query, keys in key order, the weights from shared memory.
 // This step's key and value (c = pos, from k and v: the caches are written by the combine) are
@@ -43,23 +43,26 @@ uint kvh, nq, l_key, l_d;  // l_key, l_d: the first texel invocation l stages (r
 uint row_of(uint i) { return kvh * (pc.Hq / pc.Hkv) + min(i, nq - 1u); }
 uint cached_at(uint c, uint d4) { return (c * pc.Hkv + kvh) * pc.D4 + d4; }
 
-// Rows [c, c + n) of a cache (cached keys, n * D4 <= TT) into the tile: invocation l loads texels
-// l, l + WG, ... of the rows, all TL before the first store.
-void stage(bool from_v, uint c, uint n) {
-  uint D4 = pc.D4, a = WG / D4, r = WG % D4;
-  uint key = l_key, d = l_d;
-  DTYPE4 t[TL];
+// Tile texels in flight: invocation l holds texels l, l + WG, ... of rows [c, c + n) of a cache
+// (cached keys, n * D4 <= TT). Loaded one tile ahead: while a tile is used, the next one's loads
+// (the next K tile, or after the last the first V tile, held through the softmax) are in flight.
+DTYPE4 R[TL];
+uint R_n;
+void load_tile(bool from_v, uint c, uint n) {
+  uint D4 = pc.D4, a = WG / D4, r = WG % D4, key = l_key, d = l_d;
+  R_n = n;
   for (uint i = 0u; i < TL; ++i) {
     uint at = cached_at(c + min(key, n - 1u), d);
-    t[i] = key < n ? (from_v ? v_cache[at] : k_cache[at]) : DTYPE4(0);
+    R[i] = key < n ? (from_v ? v_cache[at] : k_cache[at]) : DTYPE4(0);
     key += a;
     d += r;
     if (d >= D4) { d -= D4; ++key; }
   }
-  key = l_key;
-  d = l_d;
+}
+void store_tile() {
+  uint D4 = pc.D4, a = WG / D4, r = WG % D4, key = l_key, d = l_d;
   for (uint i = 0u; i < TL; ++i) {
-    if (key < n) tile[key * (D4 + 1u) + d] = t[i];
+    if (key < R_n) tile[key * (D4 + 1u) + d] = R[i];
     key += a;
     d += r;
     if (d >= D4) { d -= D4; ++key; }
@@ -79,17 +82,21 @@ void main() {
   uint nc = pc.pos > c0 ? min(nk, pc.pos - c0) : 0u;  // cached keys, then this step's (nk - nc <= 1)
   uint tk = min(TT / (D4 + 1u), pc.chunk);             // keys a tile holds
 
+  uint nt = (nc + tk - 1u) / tk;  // tiles of K, then as many of V
+  if (nt > 0u) load_tile(false, c0, min(tk, nc));
   for (uint x = l; x < nq * D4; x += WG) qsh[x] = q_at4(4u * (row_of(x / D4) * D4 + x % D4));
   if (nk > nc)
     for (uint x = l; x < D4; x += WG) {
       fk[x] = k_at4(4u * (kvh * D4 + x));
       fv[x] = v_at4(4u * (kvh * D4 + x));
     }
-  for (uint t0 = 0u; t0 < nc; t0 += tk) {
-    uint tn = min(tk, nc - t0);
+  for (uint t = 0u; t < nt; ++t) {
+    uint t0 = t * tk, tn = min(tk, nc - t0);
     barrier();  // the previous tile was read
-    stage(false, c0 + t0, tn);
+    store_tile();
     barrier();
+    if (t + 1u < nt) load_tile(false, c0 + t0 + tk, min(tk, nc - t0 - tk));
+    else load_tile(true, c0, min(tk, nc));
     for (uint c = l; c < tn; c += WG) {
       float acc[QD];
       for (uint a = 0u; a < QD; ++a) acc[a] = 0.0;
@@ -137,11 +144,12 @@ void main() {
   uint qv = clamp(WG / D4, 1u, nq), d4 = l % D4, g = l / D4;
   vec4 acc[QD];
   for (uint a = 0u; a < QD; ++a) acc[a] = vec4(0.0);
-  for (uint t0 = 0u; t0 < nc; t0 += tk) {
-    uint tn = min(tk, nc - t0);
+  for (uint t = 0u; t < nt; ++t) {
+    uint t0 = t * tk, tn = min(tk, nc - t0);
     barrier();  // the weights are written; the previous tile was read
-    stage(true, c0 + t0, tn);
+    store_tile();
     barrier();
+    if (t + 1u < nt) load_tile(true, c0 + t0 + tk, min(tk, nc - t0 - tk));
     if (g < qv)
       for (uint c = 0u; c < tn; ++c) {
         vec4 vt = TO_VEC4(tile[c * (D4 + 1u) + d4]);

@@ -31,9 +31,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) l: u32) {
   let w = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
   let grid = nwg.x * nwg.y * nwg.z * WG;
-  for (var i = w * WG + l; i < pc.S * pc.Hkv * pc.D4; i += grid) {
-    k_cache_store(pc.pos * pc.Hkv * pc.D4 + i, k_at4(4u * i));
-    v_cache_store(pc.pos * pc.Hkv * pc.D4 + i, v_at4(4u * i));
+  // This invocation's first cache texels: loaded here, stored last (the Vulkan kernel says why).
+  let rows = pc.S * pc.Hkv * pc.D4;
+  let i0 = w * WG + l;
+  let at = pc.pos * pc.Hkv * pc.D4;
+  var k0 = vec4<f32>(0.0);
+  var v0 = vec4<f32>(0.0);
+  if (i0 < rows) {
+    k0 = k_at4(4u * i0);
+    v0 = v_at4(4u * i0);
   }
   let k = l % SL;
   let first = l - k;
@@ -87,5 +93,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       o += red_o[l + i];
     }
     out_store(t, o * (1.0 / L));
+  }
+  if (i0 < rows) {
+    k_cache_store(at + i0, k0);
+    v_cache_store(at + i0, v0);
+  }
+  for (var i = i0 + grid; i < rows; i += grid) {
+    k_cache_store(at + i, k_at4(4u * i));
+    v_cache_store(at + i, v_at4(4u * i));
   }
 }

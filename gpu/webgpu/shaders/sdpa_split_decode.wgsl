@@ -2,7 +2,7 @@
 // D4 <= DMAX; the plan picks it): gpu/vulkan/shaders/sdpa_split_decode.comp, which states why and
 // how; the function, scratch layout and order of operations of sdpa_split_partial, with the chunk's
 // cached K and V rows staged through workgroup memory in tiles (coalesced loads, TL in flight per
-// invocation), this step's key and value (from k and v) staged beside the queries and last.
+// invocation, one tile ahead of their use), this step's key and value (from k and v) staged beside the queries and last.
 // Workgroup memory holds float32 texels here (WGSL buffers of float16 / bfloat16 widen in their
 // accessors).
 // Bindings (gpu/webgpu/PROTOCOL.md): q, k, v and the caches through their accessors (TS_INPUT,
@@ -39,28 +39,36 @@ var<workgroup> stat_l : array<f32, QD>;
 
 fn cached_at(kvh: u32, c: u32, d4: u32) -> u32 { return (c * pc.Hkv + kvh) * pc.D4 + d4; }
 
-// Rows [c, c + n) of a cache (n * D4 <= TT) into the tile: invocation l loads texels l, l + WG, ...
-// of the rows, all TL before the first store.
-fn stage(from_v: bool, kvh: u32, l: u32, c: u32, n: u32) {
+// Tile texels in flight: invocation l holds texels l, l + WG, ... of rows [c, c + n) of a cache
+// (n * D4 <= TT), loaded one tile ahead of their use (the next K tile, or after the last the first
+// V tile, held through the softmax).
+var<private> R : array<vec4<f32>, TL>;
+var<private> R_n : u32;
+fn load_tile(from_v: bool, kvh: u32, l: u32, c: u32, n: u32) {
   let D4 = pc.D4;
   let a = WG / D4;
   let r = WG % D4;
   var key = l / D4;
   var d = l % D4;
-  var t : array<vec4<f32>, TL>;
+  R_n = n;
   for (var i = 0u; i < TL; i++) {
     let at = cached_at(kvh, c + min(key, n - 1u), d);
     var x : vec4<f32>;
     if (from_v) { x = v_cache_texel(at); } else { x = k_cache_texel(at); }
-    t[i] = select(vec4<f32>(0.0), x, key < n);
+    R[i] = select(vec4<f32>(0.0), x, key < n);
     key += a;
     d += r;
     if (d >= D4) { d -= D4; key++; }
   }
-  key = l / D4;
-  d = l % D4;
+}
+fn store_tile(l: u32) {
+  let D4 = pc.D4;
+  let a = WG / D4;
+  let r = WG % D4;
+  var key = l / D4;
+  var d = l % D4;
   for (var i = 0u; i < TL; i++) {
-    if (key < n) { tile[key * (D4 + 1u) + d] = t[i]; }
+    if (key < R_n) { tile[key * (D4 + 1u) + d] = R[i]; }
     key += a;
     d += r;
     if (d >= D4) { d -= D4; key++; }
@@ -82,6 +90,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let nc = select(0u, min(nk, pc.pos - c0), pc.pos > c0);  // cached keys, then this step's (nk - nc <= 1)
   let tk = min(TT / (D4 + 1u), pc.chunk);                  // keys a tile holds
 
+  let nt = (nc + tk - 1u) / tk;  // tiles of K, then as many of V
+  if (nt > 0u) { load_tile(false, kvh, l, c0, min(tk, nc)); }
   for (var x = l; x < nq * D4; x += WG) { qsh[x] = q_at4(4u * ((kvh * nq + x / D4) * D4 + x % D4)); }
   if (nk > nc) {
     for (var x = l; x < D4; x += WG) {
@@ -89,11 +99,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       fv[x] = v_at4(4u * (kvh * D4 + x));
     }
   }
-  for (var t0 = 0u; t0 < nc; t0 += tk) {
+  for (var t = 0u; t < nt; t++) {
+    let t0 = t * tk;
     let tn = min(tk, nc - t0);
     workgroupBarrier();  // the previous tile was read
-    stage(false, kvh, l, c0 + t0, tn);
+    store_tile(l);
     workgroupBarrier();
+    if (t + 1u < nt) { load_tile(false, kvh, l, c0 + t0 + tk, min(tk, nc - t0 - tk)); } else { load_tile(true, kvh, l, c0, min(tk, nc)); }
     for (var c = l; c < tn; c += WG) {
       var acc : array<f32, QD>;
       for (var a = 0u; a < QD; a++) { acc[a] = 0.0; }
@@ -148,11 +160,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let g = l / D4;
   var acc : array<vec4<f32>, QD>;
   for (var a = 0u; a < QD; a++) { acc[a] = vec4<f32>(0.0); }
-  for (var t0 = 0u; t0 < nc; t0 += tk) {
+  for (var t = 0u; t < nt; t++) {
+    let t0 = t * tk;
     let tn = min(tk, nc - t0);
     workgroupBarrier();  // the weights are written; the previous tile was read
-    stage(true, kvh, l, c0 + t0, tn);
+    store_tile(l);
     workgroupBarrier();
+    if (t + 1u < nt) { load_tile(true, kvh, l, c0 + t0 + tk, min(tk, nc - t0 - tk)); }
     if (g < qv) {
       for (var c = 0u; c < tn; c++) {
         let vt = tile[c * (D4 + 1u) + d4];
