@@ -39,39 +39,37 @@ var<workgroup> stat_l : array<f32, QD>;
 
 fn cached_at(kvh: u32, c: u32, d4: u32) -> u32 { return (c * pc.Hkv + kvh) * pc.D4 + d4; }
 
-// Tile texels in flight: invocation l holds texels l, l + WG, ... of rows [c, c + n) of a cache
-// (n * D4 <= TT), loaded one tile ahead of their use (the next K tile, or after the last the first
-// V tile, held through the softmax).
+// Tile texels in flight: invocation l holds texel l % D4 of rows l / D4 + i * (WG / D4), i < TL,
+// of rows [c, c + n) of a cache (n <= TL * (WG / D4), n * (D4 + 1) <= TT), loaded one tile ahead of
+// their use (the next K tile, or after the last the first V tile, held through the softmax).
+// Straight-line loop bodies, so that R stays in registers (the Vulkan kernel says why).
 var<private> R : array<vec4<f32>, TL>;
 var<private> R_n : u32;
+fn first_row(l: u32) -> u32 { return select(1u << 30u, l / pc.D4, l < WG / pc.D4 * pc.D4); }  // 2^30: none
 fn load_tile(from_v: bool, kvh: u32, l: u32, c: u32, n: u32) {
-  let D4 = pc.D4;
-  let a = WG / D4;
-  let r = WG % D4;
-  var key = l / D4;
-  var d = l % D4;
+  let rows = WG / pc.D4;
+  let k0 = first_row(l);
+  let d = l % pc.D4;
   R_n = n;
-  for (var i = 0u; i < TL; i++) {
-    let at = cached_at(kvh, c + min(key, n - 1u), d);
-    var x : vec4<f32>;
-    if (from_v) { x = v_cache_texel(at); } else { x = k_cache_texel(at); }
-    R[i] = select(vec4<f32>(0.0), x, key < n);
-    key += a;
-    d += r;
-    if (d >= D4) { d -= D4; key++; }
+  if (from_v) {
+    for (var i = 0u; i < TL; i++) {
+      let key = k0 + i * rows;
+      R[i] = select(vec4<f32>(0.0), v_cache_texel(cached_at(kvh, c + min(key, n - 1u), d)), key < n);
+    }
+  } else {
+    for (var i = 0u; i < TL; i++) {
+      let key = k0 + i * rows;
+      R[i] = select(vec4<f32>(0.0), k_cache_texel(cached_at(kvh, c + min(key, n - 1u), d)), key < n);
+    }
   }
 }
 fn store_tile(l: u32) {
-  let D4 = pc.D4;
-  let a = WG / D4;
-  let r = WG % D4;
-  var key = l / D4;
-  var d = l % D4;
+  let rows = WG / pc.D4;
+  let k0 = first_row(l);
+  let d = l % pc.D4;
   for (var i = 0u; i < TL; i++) {
-    if (key < R_n) { tile[key * (D4 + 1u) + d] = R[i]; }
-    key += a;
-    d += r;
-    if (d >= D4) { d -= D4; key++; }
+    let key = k0 + i * rows;
+    if (key < R_n) { tile[key * (pc.D4 + 1u) + d] = R[i]; }
   }
 }
 
@@ -88,9 +86,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let n = pc.pos + 1u;
   let nk = select(0u, min(pc.chunk, n - c0), n > c0);
   let nc = select(0u, min(nk, pc.pos - c0), pc.pos > c0);  // cached keys, then this step's (nk - nc <= 1)
-  let tk = min(TT / (D4 + 1u), pc.chunk);                  // keys a tile holds
+  let tk = min(min(TT / (D4 + 1u), pc.chunk), TL * (WG / D4));  // keys a tile holds
 
   let nt = (nc + tk - 1u) / tk;  // tiles of K, then as many of V
+  let qs = clamp(WG / tk, 1u, nq);  // QK: invocation x takes key x % tn of the tile, queries x / tn + a * qs
   if (nt > 0u) { load_tile(false, kvh, l, c0, min(tk, nc)); }
   for (var x = l; x < nq * D4; x += WG) { qsh[x] = q_at4(4u * ((kvh * nq + x / D4) * D4 + x % D4)); }
   if (nk > nc) {
@@ -106,17 +105,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     store_tile(l);
     workgroupBarrier();
     if (t + 1u < nt) { load_tile(false, kvh, l, c0 + t0 + tk, min(tk, nc - t0 - tk)); } else { load_tile(true, kvh, l, c0, min(tk, nc)); }
-    for (var c = l; c < tn; c += WG) {
+    for (var x = l; x < qs * tn; x += WG) {
+      let c = x % tn;
+      let g = x / tn;
       var acc : array<f32, QD>;
       for (var a = 0u; a < QD; a++) { acc[a] = 0.0; }
       for (var d = 0u; d < D4; d++) {
         let kt = tile[c * (D4 + 1u) + d];
         for (var a = 0u; a < QD; a++) {
-          if (a < nq) { acc[a] += dot(qsh[a * D4 + d], kt); }
+          if (g + a * qs < nq) { acc[a] += dot(qsh[(g + a * qs) * D4 + d], kt); }
         }
       }
       for (var a = 0u; a < QD; a++) {
-        if (a < nq) { sc[a * pc.chunk + t0 + c] = pc.scale * acc[a]; }
+        if (g + a * qs < nq) { sc[(g + a * qs) * pc.chunk + t0 + c] = pc.scale * acc[a]; }
       }
     }
   }
