@@ -39,40 +39,11 @@ var<workgroup> stat_l : array<f32, QD>;
 
 fn cached_at(kvh: u32, c: u32, d4: u32) -> u32 { return (c * pc.Hkv + kvh) * pc.D4 + d4; }
 
-// Tile texels in flight: invocation l holds texel l % D4 of rows l / D4 + i * (WG / D4), i < TL,
-// of rows [c, c + n) of a cache (n <= TL * (WG / D4), n * (D4 + 1) <= TT), loaded one tile ahead of
-// their use (the next K tile, or after the last the first V tile, held through the softmax).
-// Straight-line loop bodies, so that R stays in registers (the Vulkan kernel says why).
-var<private> R : array<vec4<f32>, TL>;
-var<private> R_n : u32;
-fn first_row(l: u32) -> u32 { return select(1u << 30u, l / pc.D4, l < WG / pc.D4 * pc.D4); }  // 2^30: none
-fn load_tile(from_v: bool, kvh: u32, l: u32, c: u32, n: u32) {
-  let rows = WG / pc.D4;
-  let k0 = first_row(l);
-  let d = l % pc.D4;
-  R_n = n;
-  if (from_v) {
-    for (var i = 0u; i < TL; i++) {
-      let key = k0 + i * rows;
-      R[i] = select(vec4<f32>(0.0), v_cache_texel(cached_at(kvh, c + min(key, n - 1u), d)), key < n);
-    }
-  } else {
-    for (var i = 0u; i < TL; i++) {
-      let key = k0 + i * rows;
-      R[i] = select(vec4<f32>(0.0), k_cache_texel(cached_at(kvh, c + min(key, n - 1u), d)), key < n);
-    }
-  }
-}
-fn store_tile(l: u32) {
-  let rows = WG / pc.D4;
-  let k0 = first_row(l);
-  let d = l % pc.D4;
-  for (var i = 0u; i < TL; i++) {
-    let key = k0 + i * rows;
-    if (key < R_n) { tile[key * (pc.D4 + 1u) + d] = R[i]; }
-  }
-}
-
+// Tile texels in flight, R in main: invocation l holds texel ld = l % D4 of rows lk + i * rows
+// (lk = l / D4, rows = WG / D4, i < TL) of rows [c, c + n) of a cache (n >= 1, n <= TL * rows,
+// n * (D4 + 1) <= TT), loaded one tile ahead of their use (the next K tile, or after the last the
+// first V tile, held through the softmax). R is local to main and indexed only in loops of
+// straight-line bodies, so that it stays in registers (the Vulkan kernel says why).
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) l: u32) {
@@ -86,11 +57,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let n = pc.pos + 1u;
   let nk = select(0u, min(pc.chunk, n - c0), n > c0);
   let nc = select(0u, min(nk, pc.pos - c0), pc.pos > c0);  // cached keys, then this step's (nk - nc <= 1)
-  let tk = min(min(TT / (D4 + 1u), pc.chunk), TL * (WG / D4));  // keys a tile holds
-
-  let nt = (nc + tk - 1u) / tk;  // tiles of K, then as many of V
+  let rows = WG / D4;
+  let lk = select(1u << 30u, l / D4, l < rows * D4);  // 2^30: stages nothing
+  let ld = l % D4;
+  let tk = min(min(TT / (D4 + 1u), pc.chunk), TL * rows);  // keys a tile holds
+  let nt = (nc + tk - 1u) / tk;                            // tiles of K, then as many of V
   let qs = clamp(WG / tk, 1u, nq);  // QK: invocation x takes key x % tn of the tile, queries x / tn + a * qs
-  if (nt > 0u) { load_tile(false, kvh, l, c0, min(tk, nc)); }
+
+  var R : array<vec4<f32>, TL>;
+  var rn = min(tk, nc);
+  if (rn > 0u) {
+    for (var i = 0u; i < TL; i++) {
+      let key = lk + i * rows;
+      R[i] = select(vec4<f32>(0.0), k_cache_texel(cached_at(kvh, c0 + min(key, rn - 1u), ld)), key < rn);
+    }
+  }
   for (var x = l; x < nq * D4; x += WG) { qsh[x] = q_at4(4u * ((kvh * nq + x / D4) * D4 + x % D4)); }
   if (nk > nc) {
     for (var x = l; x < D4; x += WG) {
@@ -102,9 +83,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let t0 = t * tk;
     let tn = min(tk, nc - t0);
     workgroupBarrier();  // the previous tile was read
-    store_tile(l);
+    for (var i = 0u; i < TL; i++) {
+      let key = lk + i * rows;
+      if (key < rn) { tile[key * (D4 + 1u) + ld] = R[i]; }
+    }
     workgroupBarrier();
-    if (t + 1u < nt) { load_tile(false, kvh, l, c0 + t0 + tk, min(tk, nc - t0 - tk)); } else { load_tile(true, kvh, l, c0, min(tk, nc)); }
+    if (t + 1u < nt) {
+      rn = min(tk, nc - t0 - tk);
+      for (var i = 0u; i < TL; i++) {
+        let key = lk + i * rows;
+        R[i] = select(vec4<f32>(0.0), k_cache_texel(cached_at(kvh, c0 + t0 + tk + min(key, rn - 1u), ld)), key < rn);
+      }
+    } else {
+      rn = min(tk, nc);
+      for (var i = 0u; i < TL; i++) {
+        let key = lk + i * rows;
+        R[i] = select(vec4<f32>(0.0), v_cache_texel(cached_at(kvh, c0 + min(key, rn - 1u), ld)), key < rn);
+      }
+    }
     for (var x = l; x < qs * tn; x += WG) {
       let c = x % tn;
       let g = x / tn;
@@ -165,9 +161,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let t0 = t * tk;
     let tn = min(tk, nc - t0);
     workgroupBarrier();  // the weights are written; the previous tile was read
-    store_tile(l);
+    for (var i = 0u; i < TL; i++) {
+      let key = lk + i * rows;
+      if (key < rn) { tile[key * (D4 + 1u) + ld] = R[i]; }
+    }
     workgroupBarrier();
-    if (t + 1u < nt) { load_tile(true, kvh, l, c0 + t0 + tk, min(tk, nc - t0 - tk)); }
+    if (t + 1u < nt) {
+      rn = min(tk, nc - t0 - tk);
+      for (var i = 0u; i < TL; i++) {
+        let key = lk + i * rows;
+        R[i] = select(vec4<f32>(0.0), v_cache_texel(cached_at(kvh, c0 + t0 + tk + min(key, rn - 1u), ld)), key < rn);
+      }
+    }
     if (g < qv) {
       for (var c = 0u; c < tn; c++) {
         let vt = tile[c * (D4 + 1u) + d4];
