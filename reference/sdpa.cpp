@@ -29,11 +29,6 @@ constexpr int64_t kSplitMaxQueries = 32; // the longest query block
 constexpr int64_t kSplitMaxChunk = 256;  // the longest chunk
 constexpr int64_t kSplitScores = 4096;   // the largest SCMAX (split_defines): qblock * chunk weights in shared memory
 constexpr uint64_t kSplitSlices = 16;    // = the combine's SL: invocations sharing one output texel's chunks
-// sdpa_split_decode (the partial for S = 1, staging K/V tiles through shared memory) holds at most
-// kSplitDecodeQueries queries (its QD), kSplitDecodeTexels head-dim texels (DMAX) and 256 staged
-// query texels (split_defines' smaller QSTAGE); other shapes take sdpa_split_partial.
-constexpr int64_t kSplitDecodeQueries = 8;
-constexpr int64_t kSplitDecodeTexels = 64;
 
 struct SplitGeometry {
   int64_t qblock = 0, qblocks = 0, chunk = 0, chunks = 0;
@@ -66,11 +61,8 @@ SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t ctx) {
 // The partial's shared arrays, sized for the plan: SCMAX floats of scores, QSTAGE staged query
 // texels. Two sizes only, so that the sweep compiles few variants: decode's blocks of a few GQA
 // heads get 4 KB of scores (16 KB, prefill's, would cap a large GPU's workgroups per multiprocessor).
-// sdpa_split_decode (at most 8 queries of chunks up to 256 keys) gets at most 8 KB: beside its K/V
-// tile (17 KB of float32 texels) a float32 case fits the 32 KB of lavapipe and WebGPU's default.
-std::vector<std::string> split_defines(const SplitGeometry& g, bool decode) {
+std::vector<std::string> split_defines(const SplitGeometry& g) {
   if (g.qblock * g.chunk <= 1024) return {"SCMAX=1024", "QSTAGE=256"};
-  if (decode) return {cat("SCMAX=", kSplitDecodeQueries * kSplitMaxChunk), "QSTAGE=256"};
   return {cat("SCMAX=", kSplitScores), "QSTAGE=512"};
 }
 
@@ -284,10 +276,8 @@ std::vector<Dispatch> plan(const Problem& p) {
   std::vector<Dispatch> v;
   if (impl == "split") {
     const SplitGeometry g = split_geometry(int64_t(S), int64_t(Hq), int64_t(Hkv), int64_t(ctx));
-    const int64_t G = int64_t(Hq / Hkv);
-    const bool decode = S == 1 && G <= kSplitDecodeQueries && int64_t(D4) <= kSplitDecodeTexels && G * int64_t(D4) <= 256;
-    Dispatch part = dispatch(decode ? "sdpa_split_decode" : "sdpa_split_partial",
-                             uint64_t(g.workgroups(int64_t(Hkv))) * kSplitWg, split_defines(g, decode));
+    Dispatch part = dispatch("sdpa_split_partial", uint64_t(g.workgroups(int64_t(Hkv))) * kSplitWg,
+                             split_defines(g));
     part.uniforms["chunk"] = double(g.chunk);
     part.uniforms["chunks"] = double(g.chunks);
     part.uniforms["qblocks"] = double(g.qblocks);

@@ -148,7 +148,7 @@ std::vector<float> sdpa_split(const Problem& p, const Inputs& in, const std::vec
   const int64_t Hkv = p.inputs.at("k").shape[2], pos = p.params.at("input_pos").get<int64_t>();
   int64_t chunk = 0, parts = 0;  // parts: the invocations per query that split the chunk's max and sum
   for (const Dispatch& d : find_op("sdpa")->plan(p))
-    if (d.kernel == "sdpa_split_partial" || d.kernel == "sdpa_split_decode") {
+    if (d.kernel == "sdpa_split_partial") {
       chunk = int64_t(d.uniforms.at("chunk"));
       parts = int64_t(d.workgroup) / int64_t(d.uniforms.at("qblock"));
     }

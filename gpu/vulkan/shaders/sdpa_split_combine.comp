@@ -24,7 +24,6 @@ layout(push_constant) uniform Params { uint n; uint S; uint Hq; uint Hkv; uint D
 
 const uint WG = 64u;  // = Dispatch::workgroup (reference/sdpa.cpp kSplitWg)
 const uint SL = 16u;  // invocations (chunk slices) per texel (kSplitSlices)
-const uint CB = 8u;   // chunks a slice loads before the first use
 const float MASKED = -1.0e30;
 shared float red_m[WG], red_l[WG];
 shared vec4 red_o[WG];
@@ -33,13 +32,9 @@ void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
   uint l = gl_LocalInvocationIndex, k = l % SL, first = l - k, t = w * (WG / SL) + l / SL;
   uint grid = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z * WG;
-  // This invocation's first cache texels are loaded here and stored last: their loads are in flight
-  // beside the chunks' (a store right after its load would wait for it).
-  uint rows = pc.S * pc.Hkv * pc.D4, i0 = w * WG + l, at = pc.pos * pc.Hkv * pc.D4;
-  vec4 k0 = vec4(0.0), v0 = vec4(0.0);
-  if (i0 < rows) {
-    k0 = k_at4(4u * i0);
-    v0 = v_at4(4u * i0);
+  for (uint i = w * WG + l; i < pc.S * pc.Hkv * pc.D4; i += grid) {
+    k_cache[pc.pos * pc.Hkv * pc.D4 + i] = FROM_VEC4(k_at4(4u * i));
+    v_cache[pc.pos * pc.Hkv * pc.D4 + i] = FROM_VEC4(v_at4(4u * i));
   }
   uint b = 0u, d4 = 0u, nv = 0u;
   if (t < pc.n) {
@@ -48,34 +43,18 @@ void main() {
     nv = min((pc.pos + s) / pc.chunk + 1u, pc.chunks);
     b = r * pc.chunks;
   }
-  // CB chunks' loads at once (the same sums in the same order): a slice's chunks are a chain of
-  // loads otherwise, 8 deep at ctx 32768.
   float M = MASKED;
-  for (uint j0 = k; j0 < nv; j0 += CB * SL) {
-    float mj[CB];
-    for (uint u = 0u; u < CB; ++u) mj[u] = part_ml[b + min(j0 + u * SL, nv - 1u)].x;
-    for (uint u = 0u; u < CB; ++u) M = max(M, mj[u]);  // past nv: the last chunk again
-  }
+  for (uint j = k; j < nv; j += SL) M = max(M, part_ml[b + j].x);
   red_m[l] = M;
   barrier();
   for (uint i = 0u; i < SL; ++i) M = max(M, red_m[first + i]);
   float L = 0.0;
   vec4 o = vec4(0.0);
-  for (uint j0 = k; j0 < nv; j0 += CB * SL) {
-    vec2 mls[CB];
-    vec4 os[CB];
-    for (uint u = 0u; u < CB; ++u) {
-      uint jb = b + min(j0 + u * SL, nv - 1u);
-      mls[u] = part_ml[jb];
-      os[u] = part_o[jb * pc.D4 + d4];
-    }
-    for (uint u = 0u; u < CB; ++u)
-      if (j0 + u * SL < nv) {
-        vec2 ml = mls[u];
-        float a = exp(ml.x - M);
-        L += a * ml.y;
-        o += a * os[u];
-      }
+  for (uint j = k; j < nv; j += SL) {
+    vec2 ml = part_ml[b + j];
+    float a = exp(ml.x - M);
+    L += a * ml.y;
+    o += a * part_o[(b + j) * pc.D4 + d4];
   }
   red_l[l] = L;
   red_o[l] = o;
@@ -86,13 +65,5 @@ void main() {
       o += red_o[l + i];
     }
     out_store(t, o * (1.0 / L));
-  }
-  if (i0 < rows) {
-    k_cache[at + i0] = FROM_VEC4(k0);
-    v_cache[at + i0] = FROM_VEC4(v0);
-  }
-  for (uint i = i0 + grid; i < rows; i += grid) {
-    k_cache[at + i] = FROM_VEC4(k_at4(4u * i));
-    v_cache[at + i] = FROM_VEC4(v_at4(4u * i));
   }
 }

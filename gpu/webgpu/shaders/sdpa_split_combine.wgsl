@@ -20,7 +20,6 @@ struct Params { n: u32, S: u32, Hq: u32, Hkv: u32, D4: u32, pos: u32, chunk: u32
 @group(0) @binding(7) var<uniform> pc : Params;
 
 const SL = 16u;  // invocations (chunk slices) per texel; WG = 64 (reference/sdpa.cpp kSplitWg)
-const CB = 8u;   // chunks a slice loads before the first use
 const MASKED = -1.0e30;
 var<workgroup> red_m : array<f32, 64>;
 var<workgroup> red_l : array<f32, 64>;
@@ -31,15 +30,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) l: u32) {
   let w = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
   let grid = nwg.x * nwg.y * nwg.z * WG;
-  // This invocation's first cache texels: loaded here, stored last (the Vulkan kernel says why).
-  let rows = pc.S * pc.Hkv * pc.D4;
-  let i0 = w * WG + l;
-  let at = pc.pos * pc.Hkv * pc.D4;
-  var k0 = vec4<f32>(0.0);
-  var v0 = vec4<f32>(0.0);
-  if (i0 < rows) {
-    k0 = k_at4(4u * i0);
-    v0 = v_at4(4u * i0);
+  for (var i = w * WG + l; i < pc.S * pc.Hkv * pc.D4; i += grid) {
+    k_cache_store(pc.pos * pc.Hkv * pc.D4 + i, k_at4(4u * i));
+    v_cache_store(pc.pos * pc.Hkv * pc.D4 + i, v_at4(4u * i));
   }
   let k = l % SL;
   let first = l - k;
@@ -55,34 +48,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     nv = min((pc.pos + r / pc.Hq) / pc.chunk + 1u, pc.chunks);
     b = r * pc.chunks;
   }
-  // CB chunks' loads at once, the same sums in the same order (the Vulkan kernel says why).
   var M = MASKED;
-  for (var j0 = k; j0 < nv; j0 += CB * SL) {
-    var mj : array<f32, CB>;
-    for (var u = 0u; u < CB; u++) { mj[u] = part_ml[b + min(j0 + u * SL, nv - 1u)].x; }
-    for (var u = 0u; u < CB; u++) { M = max(M, mj[u]); }  // past nv: the last chunk again
-  }
+  for (var j = k; j < nv; j += SL) { M = max(M, part_ml[b + j].x); }
   red_m[l] = M;
   workgroupBarrier();
   for (var i = 0u; i < SL; i++) { M = max(M, red_m[first + i]); }
   var L = 0.0;
   var o = vec4<f32>(0.0);
-  for (var j0 = k; j0 < nv; j0 += CB * SL) {
-    var mls : array<vec2<f32>, CB>;
-    var os : array<vec4<f32>, CB>;
-    for (var u = 0u; u < CB; u++) {
-      let jb = b + min(j0 + u * SL, nv - 1u);
-      mls[u] = part_ml[jb];
-      os[u] = part_o[jb * pc.D4 + d4];
-    }
-    for (var u = 0u; u < CB; u++) {
-      if (j0 + u * SL < nv) {
-        let ml = mls[u];
-        let a = exp(ml.x - M);
-        L += a * ml.y;
-        o += a * os[u];
-      }
-    }
+  for (var j = k; j < nv; j += SL) {
+    let ml = part_ml[b + j];
+    let a = exp(ml.x - M);
+    L += a * ml.y;
+    o += a * part_o[(b + j) * pc.D4 + d4];
   }
   red_l[l] = L;
   red_o[l] = o;
@@ -93,13 +70,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       o += red_o[l + i];
     }
     out_store(t, o * (1.0 / L));
-  }
-  if (i0 < rows) {
-    k_cache_store(at + i0, k0);
-    v_cache_store(at + i0, v0);
-  }
-  for (var i = i0 + grid; i < rows; i += grid) {
-    k_cache_store(at + i, k_at4(4u * i));
-    v_cache_store(at + i, v_at4(4u * i));
   }
 }
