@@ -33,6 +33,14 @@
 // unrolled QPT x KB loops' size is what a CPU device's compile time grows with (lavapipe compiles at
 // the first dispatch: 3 s for KB 8, 16+ s with QPT 32). On an H100, KB 8 took ctx 32768 decode
 // from 228 to 199 us; 16 was slower (236 us).
+// Measured slower on the H100 (float16, Hq 32, Hkv 8, D 128; branch h-decode, e304f1a..b41e0fd): a
+// decode partial that staged each chunk's K and V rows through shared memory in coalesced tiles of
+// 32 keys (17 texels per invocation in flight, the next tile's loads issued before the current one
+// was used): 72.5 / 637 us at ctx 4096 / 32768 against this kernel's 31.9 / 187, tiles of 64 keys
+// worse (101 / 1162). Its ~230 GB/s is about what one load in flight per invocation gives; why its
+// loads did not overlap is not known (explicitly unrolled loads into a local array measured the
+// same). Its ctx-1 path (queries and this step's key and value loaded at once) took 10.5 us where
+// this kernel's takes 13.3.
 // Barriers are in uniform control flow: every loop bound around a barrier is workgroup-uniform.
 TS_INPUT(q, 0)
 TS_INPUT(k, 1)
