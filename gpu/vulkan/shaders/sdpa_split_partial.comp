@@ -40,7 +40,12 @@
 // worse (101 / 1162). Its ~230 GB/s is about what one load in flight per invocation gives; why its
 // loads did not overlap is not known (explicitly unrolled loads into a local array measured the
 // same). Its ctx-1 path (queries and this step's key and value loaded at once) took 10.5 us where
-// this kernel's takes 13.3.
+// this kernel's takes 13.3. This kernel with its K and V loads replaced by constants (wrong outputs,
+// timed by an experimental build) still took 116 / 26 us at ctx 32768 / 4096 (188 / 32 with them;
+// without the combine's work 184): its time is mostly instructions and their latency (a shared-memory
+// read of the query for every vec4 dot, two warps a workgroup), not memory. [[unroll]] on the QPT
+// and KB loops changed nothing (231 us). A faster decode needs the queries in registers (lanes along
+// the head dim, reduced across lanes), not better loads.
 // Barriers are in uniform control flow: every loop bound around a barrier is workgroup-uniform.
 TS_INPUT(q, 0)
 TS_INPUT(k, 1)
