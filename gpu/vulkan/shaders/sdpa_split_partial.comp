@@ -44,8 +44,12 @@
 // timed by an experimental build) still took 116 / 26 us at ctx 32768 / 4096 (188 / 32 with them;
 // without the combine's work 184): its time is mostly instructions and their latency (a shared-memory
 // read of the query for every vec4 dot, two warps a workgroup), not memory. [[unroll]] on the QPT
-// and KB loops changed nothing (231 us). A faster decode needs the queries in registers (lanes along
-// the head dim, reduced across lanes), not better loads.
+// and KB loops changed nothing (231 us). A first try at the queries in registers, dropped in for the
+// scores (8 lanes a key along the head dim, 4 keys' texels in flight, subgroupClusteredAdd over the
+// 8; this file's softmax and weighted V kept), was slower still: 83 / 431 us, and 38 us at ctx 1,
+// where the new code does almost nothing: the 128 floats it holds most likely pushed the whole
+// kernel's registers to local memory. Registers per invocation decide this kernel's speed; read
+// them (VK_KHR_pipeline_executable_properties) before the next attempt.
 // Barriers are in uniform control flow: every loop bound around a barrier is workgroup-uniform.
 TS_INPUT(q, 0)
 TS_INPUT(k, 1)
