@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/backend.h"
@@ -98,12 +99,21 @@ struct TimingBudget {
   double max_seconds = 0.5;
 };
 
+// What a driver says it compiled for one dispatch of a timed plan (Vulkan:
+// VK_KHR_pipeline_executable_properties), e.g. {"Register Count", "64"}, in the driver's order.
+struct KernelStatistics {
+  std::string kernel;  // Dispatch::kernel
+  std::vector<std::pair<std::string, std::string>> values;
+};
+
 // Device time of one dispatch chain (a case's whole plan), from GPU timestamps around it.
 struct BenchTiming {
   RunOutput::Status status = RunOutput::Status::ok;  // not ok: nothing was timed (message says why)
   std::string message;
   std::vector<double> seconds;  // one per timed repetition, in order
   double median = 0, min = 0;
+  std::vector<KernelStatistics> kernels;  // one per dispatch, when the backend reports them
+  std::string no_kernel_statistics;       // why `kernels` is empty
 };
 
 class GpuBackend : public Backend {
@@ -151,6 +161,9 @@ class GpuBackend : public Backend {
                                         DType dtype, const TimingBudget& budget) = 0;
   uint32_t workgroup_size = 64;  // clamped to the device in fold_grid
   KernelSources kernels_;
+  // Set by time_plan: the compiled-kernel statistics of the plan it timed, or why there are none.
+  std::vector<KernelStatistics> timed_kernels_;
+  std::string no_kernel_statistics_ = "this backend reports no compiled-kernel statistics";
 
  private:
   struct Laid {

@@ -674,7 +674,20 @@ TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
     EXPECT_LE(c.at("min_us").get<double>(), c.at("median_us").get<double>()) << c;
     EXPECT_EQ(c.at("ops_unit"), "GFLOP/s") << c;
     for (const char* k : {"workload", "id", "op", "impl", "backend", "dtype"}) EXPECT_TRUE(c.at(k).is_string()) << k << ": " << c;
+    // Present where the device offers them (NVIDIA), empty elsewhere: each names a kernel of the plan.
+    ASSERT_TRUE(c.at("kernel_statistics").is_array()) << c;
+    for (const auto& k : c.at("kernel_statistics")) {
+      EXPECT_NE(c.at("id").get<std::string>().find("sdpa"), std::string::npos);
+      EXPECT_EQ(k.at("kernel").get<std::string>().rfind("sdpa_", 0), 0u) << k;
+      EXPECT_FALSE(k.at("statistics").empty()) << k;
+    }
   }
+  // --kernel-stats says, per timed case, what it has or why it has none.
+  const Exit stats = touchstone({"bench", "rope_cis/B=1,N=3,C=8/float32/buffer/seed=1", "--backend", "vulkan",
+                                 "--time-ms", "1", "--reps", "2", "--kernel-stats"});
+  EXPECT_EQ(stats.code, 0) << stats.out;
+  EXPECT_TRUE(stats.out.find("    rope_cis: ") != std::string::npos ||
+              stats.out.find("kernel statistics: none (") != std::string::npos) << stats.out;
   // A case the contract rejects is shown as such, untimed, and does not fail the run.
   const Exit bad = touchstone({"bench", "q8ta_linear/M=2,K=8,N=4,impl=gemv/int8/buffer/seed=1", "--backend", "vulkan",
                                "--time-ms", "1", "--reps", "2"});

@@ -278,6 +278,14 @@ int cmd_bench(const BenchOptions& o) {
                 r.impl.empty() ? "-" : r.impl.c_str(), r.backend.c_str(), r.dtype.c_str(), med.c_str(), mn.c_str(),
                 gbps.c_str(), pct.c_str(), gops.c_str(), speed.c_str(), std::string(outcome_name(r.outcome)).c_str());
     if (!r.detail.empty()) std::printf("    %s: %s\n", r.id.c_str(), r.detail.c_str());
+    if (o.kernel_stats && r.timed) {
+      for (const KernelStatistics& k : r.timing.kernels) {
+        std::string line;
+        for (auto& [name, value] : k.values) line += cat(line.empty() ? "" : ", ", name, " ", value);
+        std::printf("    %s: %s\n", k.kernel.c_str(), line.c_str());
+      }
+      if (r.timing.kernels.empty()) std::printf("    kernel statistics: none (%s)\n", r.timing.no_kernel_statistics.c_str());
+    }
   }
   if (rows.empty()) std::printf("(no workload matches the selection)\n");
   if (!quick_ids.empty()) std::printf("\n[quick]: the workload's shape class at a size for a CPU device (--size full: the named size)\n");
@@ -309,6 +317,12 @@ int cmd_bench(const BenchOptions& o) {
         if (const Copy* c = copy_of(r.backend)) pct = 100.0 * *gbps / c->gbps();
       }
       if (r.timed && r.ops) gops = *r.ops / r.timing.median / 1e9;
+      nlohmann::json kernels = nlohmann::json::array();
+      for (const KernelStatistics& k : r.timing.kernels) {
+        nlohmann::json values = nlohmann::json::object();
+        for (auto& [name, value] : k.values) values[name] = value;
+        kernels.push_back({{"kernel", k.kernel}, {"statistics", std::move(values)}});
+      }
       cases.push_back({{"workload", r.workload},
                        {"id", r.id},
                        {"op", r.op},
@@ -327,7 +341,8 @@ int cmd_bench(const BenchOptions& o) {
                        {"ops", opt(r.ops)},
                        {"ops_unit", r.ops ? nlohmann::json(r.integer ? "GOP/s" : "GFLOP/s") : nlohmann::json(nullptr)},
                        {"gops", opt(gops)},
-                       {"speedup", opt(r.speedup)}});
+                       {"speedup", opt(r.speedup)},
+                       {"kernel_statistics", std::move(kernels)}});
     }
     nlohmann::json report = {{"schema", "touchstone-bench/1"},
                              {"started", started},

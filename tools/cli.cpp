@@ -91,7 +91,7 @@ struct Raw {
   std::string device, kernels, timeout_ms, cases, seed, shard, junit, dir, out, id, json, html, xfail, match, layout;
   std::vector<std::string> ids;
   std::string size, warmup, warmup_ms, reps, time_ms;
-  bool validation = false, no_int_dot = false, quiet = false, reference_only = false, list = false, fail_fast = false;
+  bool validation = false, no_int_dot = false, quiet = false, reference_only = false, list = false, fail_fast = false, kernel_stats = false;
 };
 
 // An option taking one value: given twice, or with an empty value, is a usage error.
@@ -273,6 +273,9 @@ int run_cli(int argc, char** argv) {
          "and untimed work until MS milliseconds have passed, 0..60,000, so that the GPU's clock is up "
          "(default 500 on a GPU, 0 on a CPU device)");
   single(bench, "--json", r.json, "FILE", "write the results as JSON (schema touchstone-bench/1, tools/BENCH_SCHEMA.md)");
+  flag(bench, "--kernel-stats", r.kernel_stats,
+       "print what the driver compiled for each timed case's kernels (Vulkan: VK_KHR_pipeline_executable_properties, "
+       "e.g. registers and spills per invocation; `list` shows kernel-statistics where offered); --json always has them");
   add_backend_options(bench, r);
 
   CLI::App* merge = app.add_subcommand(
@@ -402,6 +405,7 @@ int run_cli(int argc, char** argv) {
         throw UsageError("--size must be quick or full, got '" + r.size + "'");
       o.size = r.size;
       o.json = r.json;
+      o.kernel_stats = r.kernel_stats;
       if (!r.time_ms.empty()) o.time_ms = uint32_t(parse_integer("--time-ms", r.time_ms, 1, 600'000));
       if (!r.reps.empty()) o.reps = uint32_t(parse_integer("--reps", r.reps, 1, 1'000'000));
       if (!r.warmup.empty()) o.warmup = uint32_t(parse_integer("--warmup", r.warmup, 0, 1000));

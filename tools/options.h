@@ -65,6 +65,7 @@ struct BenchOptions {
   int64_t warmup_ms = -1;           // and untimed work until this long has passed; -1: 500 on a GPU, 0 on a CPU device
   uint32_t reps = 1000;             // at most this many timed repetitions per case
   uint32_t time_ms = 200;           // and no more after this long (at least 5 repetitions)
+  bool kernel_stats = false;        // print the compiled kernels' statistics under each timed case
   BackendOptions backends;
 };
 

@@ -87,12 +87,24 @@ Adapter describe(VkPhysicalDevice pd) {
   a.max_allocation = p11.maxMemoryAllocationSize;
   a.features.rte16 = p12.shaderRoundingModeRTEFloat16;
 
+  uint32_t n_ext = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, nullptr);
+  std::vector<VkExtensionProperties> exts(n_ext);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, exts.data());
+  const bool has_exec = std::any_of(exts.begin(), exts.end(), [](const VkExtensionProperties& e) {
+    return std::string_view(e.extensionName) == VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+  });
+
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fexec{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
   if (a.props.apiVersion >= VK_API_VERSION_1_3) f12.pNext = &f13;
+  if (has_exec) fexec.pNext = f2.pNext, f2.pNext = &fexec;
   vkGetPhysicalDeviceFeatures2(pd, &f2);
+  a.features.exec_stats = has_exec && fexec.pipelineExecutableInfo;
   Features& f = a.features;
   f.storage16 = f11.storageBuffer16BitAccess;
   f.storage8 = f12.storageBuffer8BitAccess;
@@ -319,6 +331,11 @@ Device::Device(Adapter a) : adapter(std::move(a)) {
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
   f11.storageBuffer16BitAccess = want.storage16;
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fexec{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR, f2.pNext};
+  fexec.pipelineExecutableInfo = VK_TRUE;
+  const char* exec_ext = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+  if (want.exec_stats) f2.pNext = &fexec;
   // robustBufferAccess stays off on purpose: an out-of-bounds write must reach the guard bands.
   f2.features.shaderInt16 = want.int16;
   f2.features.shaderFloat64 = want.float64;
@@ -327,6 +344,8 @@ Device::Device(Adapter a) : adapter(std::move(a)) {
   VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2};
   ci.queueCreateInfoCount = 1;
   ci.pQueueCreateInfos = &queue_ci;
+  ci.enabledExtensionCount = want.exec_stats ? 1 : 0;
+  ci.ppEnabledExtensionNames = &exec_ext;
   check(vkCreateDevice(adapter.handle, &ci, nullptr, &handle), "vkCreateDevice");
   volkLoadDeviceTable(&fn, handle);
   fn.vkGetDeviceQueue(handle, adapter.queue_family, 0, &queue);

@@ -44,6 +44,9 @@ struct Features {
   bool float64 = false;    // shaderFloat64
   bool int64 = false;      // shaderInt64
   VkSubgroupFeatureFlags subgroup_ops = 0;  // in compute shaders
+  // VK_KHR_pipeline_executable_properties' pipelineExecutableInfo: the driver reports what it
+  // compiled (registers, spills, sizes), which bench shows beside the times.
+  bool exec_stats = false;
 };
 
 // A physical device and everything the backend needs to know about it.

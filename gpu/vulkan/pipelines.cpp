@@ -1,5 +1,6 @@
 #include "gpu/vulkan/pipelines.h"
 
+#include "core/contract.h"
 #include "core/profile.h"
 
 namespace ts::vk {
@@ -65,6 +66,36 @@ void Pipelines::warm(const Program& program, uint32_t workgroup_size) {
   (void)entry(program, workgroup_size, created);
 }
 
+std::vector<std::pair<std::string, std::string>> Pipelines::statistics(VkPipeline pipeline) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, nullptr, pipeline};
+  uint32_t n = 0;
+  if (dev_.fn.vkGetPipelineExecutablePropertiesKHR(dev_.handle, &info, &n, nullptr) != VK_SUCCESS) return out;
+  std::vector<VkPipelineExecutablePropertiesKHR> execs(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+  if (dev_.fn.vkGetPipelineExecutablePropertiesKHR(dev_.handle, &info, &n, execs.data()) != VK_SUCCESS) return out;
+  for (uint32_t e = 0; e < n; ++e) {
+    VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, nullptr, pipeline, e};
+    uint32_t m = 0;
+    if (dev_.fn.vkGetPipelineExecutableStatisticsKHR(dev_.handle, &ei, &m, nullptr) != VK_SUCCESS) continue;
+    std::vector<VkPipelineExecutableStatisticKHR> st(m, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    if (dev_.fn.vkGetPipelineExecutableStatisticsKHR(dev_.handle, &ei, &m, st.data()) != VK_SUCCESS) continue;
+    // One compute executable is the usual case; a second one's names get its own prefix.
+    const std::string prefix = n > 1 ? cat(execs[e].name, ": ") : "";
+    for (const VkPipelineExecutableStatisticKHR& s : st) {
+      std::string v;
+      switch (s.format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: v = s.value.b32 ? "true" : "false"; break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: v = std::to_string(s.value.i64); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: v = std::to_string(s.value.u64); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: v = cat(s.value.f64); break;
+        default: continue;
+      }
+      out.emplace_back(prefix + s.name, v);
+    }
+  }
+  return out;
+}
+
 Pipeline Pipelines::create(const Program& program, uint32_t workgroup_size) const {
   const Reflection& r = program.reflection;
   std::vector<VkDescriptorSetLayoutBinding> bindings;
@@ -101,8 +132,11 @@ Pipeline Pipelines::create(const Program& program, uint32_t workgroup_size) cons
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = &spec;
     ci.layout = p.layout;
+    const bool stats = dev_.adapter.features.exec_stats;
+    if (stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     check(dev_.fn.vkCreateComputePipelines(dev_.handle, VK_NULL_HANDLE, 1, &ci, nullptr, &p.pipeline),
           "vkCreateComputePipelines");
+    if (stats) p.stats = statistics(p.pipeline);
   } catch (...) {
     dev_.fn.vkDestroyShaderModule(dev_.handle, module, nullptr);
     destroy(p);

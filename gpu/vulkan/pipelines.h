@@ -7,7 +7,9 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "gpu/vulkan/context.h"
 #include "gpu/vulkan/programs.h"
@@ -18,6 +20,9 @@ struct Pipeline {
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
+  // What the driver says it compiled (VK_KHR_pipeline_executable_properties: "Register Count" = "64",
+  // ...), in its order; empty when the device does not offer it.
+  std::vector<std::pair<std::string, std::string>> stats;
 };
 
 class Pipelines {
@@ -41,6 +46,7 @@ class Pipelines {
   // The entry of `key`, created on this thread if there is none (`created` says so).
   std::shared_future<Pipeline> entry(const Program& program, uint32_t workgroup_size, bool& created);
   Pipeline create(const Program& program, uint32_t workgroup_size) const;
+  std::vector<std::pair<std::string, std::string>> statistics(VkPipeline pipeline) const;
   void destroy(const Pipeline& p) const;
 
   const Device& dev_;

@@ -256,10 +256,13 @@ struct VulkanBackend::State {
   // GpuBackend::time_plan: warm-up, then batches of timed repetitions (1, 2, 4, ... up to 64 per
   // command buffer) until the budget is spent.
   std::vector<double> time(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
-                           uint32_t wg, const TimingBudget& budget, uint64_t& allocations, uint64_t& dispatches) {
+                           uint32_t wg, const TimingBudget& budget, uint64_t& allocations, uint64_t& dispatches,
+                           std::vector<KernelStatistics>& kernels) {
     std::vector<double> out;
     run(plan, buffers, dtype, wg, allocations, dispatches,
         [&](std::unique_ptr<vk::Submission>& work, const std::vector<vk::Step>& steps) {
+          for (const vk::Step& st : steps)
+            if (!st.pipeline->stats.empty()) kernels.push_back({st.kernel, st.pipeline->stats});
           auto batch = [&](uint32_t reps) {
             VkResult r = work->submit_timed(steps, reps);
             dispatches += uint64_t(reps) * steps.size();
@@ -406,6 +409,8 @@ DeviceInfo VulkanBackend::info() const {
   add(true, cat("max-image-3d=", lim.max_image_3d));
   add(lim.bf16, "bfloat16");
   add(s_->instance->validation(), "validation");
+  // bench --kernel-stats: the driver's own account of each compiled kernel.
+  add(f.exec_stats, "kernel-statistics");
   return i;
 }
 
@@ -437,11 +442,14 @@ void VulkanBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
 
 std::vector<double> VulkanBackend::time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
                                              DType dtype, const TimingBudget& budget) {
+  no_kernel_statistics_ = s_->adapter.features.exec_stats
+                              ? "the driver returned no statistics for these pipelines"
+                              : cat(s_->adapter.props.deviceName, " does not offer VK_KHR_pipeline_executable_properties");
   s_->reap(0);
   size_t seen = s_->instance->messages().size();
   std::vector<double> out;
   try {
-    out = s_->time(plan, buffers, dtype, workgroup_size, budget, allocations, dispatches);
+    out = s_->time(plan, buffers, dtype, workgroup_size, budget, allocations, dispatches, timed_kernels_);
   } catch (const Unsupported&) {
     throw;
   } catch (const std::exception& e) {

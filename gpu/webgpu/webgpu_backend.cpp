@@ -210,7 +210,9 @@ std::unique_ptr<WebGpuBackend> WebGpuBackend::create(const WebGpuOptions& option
 }
 
 WebGpuBackend::WebGpuBackend(WebGpuOptions options, std::vector<std::string> argv)
-    : GpuBackend(".wgsl"), options_(std::move(options)), argv_(std::move(argv)) {}
+    : GpuBackend(".wgsl"), options_(std::move(options)), argv_(std::move(argv)) {
+  no_kernel_statistics_ = "WebGPU exposes no compiled-kernel statistics";
+}
 
 WebGpuBackend::~WebGpuBackend() = default;
 
