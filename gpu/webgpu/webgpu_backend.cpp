@@ -313,12 +313,9 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
   for (auto& [name, ph] : forms) tensors[name] = {ph.layout, dtypes.at(name)};
   std::unique_lock lock(mu_);
   std::vector<std::string> keys;
-  struct Shader {
-    const Program* prog;
-    const Dispatch* d;
-    uint32_t wg;
-  };
-  std::vector<Shader> shaders;
+  // Each shader's JSON is made as soon as its Program is: a later program() call may clear
+  // programs_ (it is bounded), which would leave an earlier Program reference dangling.
+  std::vector<json> shaders;
   for (const Dispatch& d : plan) {
     const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
     if (!grid) continue;
@@ -327,21 +324,23 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
       std::string key = shader_key(prog, grid->workgroup_size);
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;  // as a RUN lists them: once
       keys.push_back(std::move(key));
-      shaders.push_back({&prog, &d, grid->workgroup_size});
+      shaders.push_back(shader_json(prog, d, grid->workgroup_size));
     } catch (const std::exception&) {
       // execute() meets it again and reports it as the case's outcome.
     }
   }
   if (shaders.empty()) return;
+  std::vector<std::pair<size_t, std::string>> posts;  // (worker, PREPARE text of its new shaders)
   for (size_t i : homes(route(keys))) {
-    if (!lock.owns_lock()) lock.lock();
-    Worker& w = workers_[i];
     json fresh = json::array();
     for (size_t k = 0; k < shaders.size(); ++k)
-      if (w.prepared.insert(keys[k]).second) fresh.push_back(shader_json(*shaders[k].prog, *shaders[k].d, shaders[k].wg));
-    lock.unlock();
-    if (fresh.empty()) continue;
-    const std::string text = fresh.dump();
+      if (workers_[i].prepared.insert(keys[k]).second)
+        fresh.push_back(shaders[k]);
+    if (!fresh.empty()) posts.emplace_back(i, fresh.dump());
+  }
+  lock.unlock();
+  for (auto& [i, text] : posts) {
+    Worker& w = workers_[i];
     std::lock_guard exchange(*w.busy);
     if (!w.process) continue;  // lost in an earlier case: the next run starts it (and prepares nothing)
     try {
