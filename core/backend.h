@@ -64,10 +64,6 @@ class Backend {
   // calls run(); never fails (a kernel that does not compile reports itself in run()).
   virtual void warm(const OpDef& op, const Problem& p) {}
 
-  // How many threads may call run() and warm() at once (check gives a backend that many); 1: one
-  // thread at a time. Counters below are exact only while one thread calls.
-  virtual unsigned concurrency() const { return 1; }
-
   // Incremented by implementations on every device allocation / dispatch.
   uint64_t allocations = 0;
   uint64_t dispatches = 0;

@@ -1,7 +1,7 @@
 #pragma once
 // A fixed number of threads over one queue of tasks: Vulkan's compile-ahead threads
-// (VulkanBackend::precompile), check's lane per backend (Backend::concurrency() threads; with one,
-// tasks run in the order handed in) and its comparing pool. A task must not throw (wrap it in a
+// (VulkanBackend::precompile), check's lane per backend (one thread: tasks run in the order handed
+// in) and its comparing pool. A task must not throw (wrap it in a
 // std::packaged_task or a std::promise for a result or an error).
 // drain() returns once every task handed in so far has finished; the destructor drains, so nothing a
 // task uses may be destroyed before the pool.

@@ -272,47 +272,6 @@ TEST(WebGpuWorkers, SeveralWorkersGiveTheSameResultsAndReplaceOneThatDies) {
   EXPECT_NE(many->worker_pid(), old);
 }
 
-// concurrency() threads at once (check's WebGPU lane): cases routed to different workers run side
-// by side, compile-ahead hints among them, and every output is the one a single worker computes,
-// byte for byte, in every round.
-TEST(WebGpuWorkers, RunsFromSeveralThreadsAtOnceGiveOneWorkersBytes) {
-  std::string why;
-  auto many = WebGpuBackend::create(WebGpuOptions{.workers = 3}, &why);
-  ASSERT_TRUE(many) << why;
-  ASSERT_EQ(many->concurrency(), 3u);
-  auto one = WebGpuBackend::create(WebGpuOptions{.workers = 1}, &why);
-  ASSERT_TRUE(one) << why;
-  EXPECT_EQ(one->concurrency(), 1u);
-  const std::vector<std::string> ids = {
-      "rope_cis/B=1,N=3,C=8/float32/buffer/seed=9", "rope_half/B=1,H=2,S=3,D=6,pos=5/float32/texture3d_c;cos=buffer/seed=3",
-      "sdpa/S=2,Hq=4,Hkv=2,D=8,pos=3,impl=split/float32/buffer/seed=1", "q8ta_add/shape=5:7/int8/buffer/seed=2",
-      "rope_llama/B=1,S=5,Hq=2,Hkv=1,D=8/float16/buffer/seed=4", "sdpa/S=1,Hq=2,Hkv=1,D=8,pos=9,impl=naive/float32/buffer/seed=6"};
-  std::vector<Expected> cases;
-  std::vector<CaseResult> want;
-  for (const std::string& id : ids) {
-    cases.push_back(prepare(Case::parse(id)));
-    want.push_back(judge(cases.back(), *one));
-    ASSERT_EQ(want.back().outcome, Outcome::pass) << line(want.back());
-  }
-  constexpr size_t kRounds = 4, kThreads = 3;
-  std::vector<CaseResult> got(kRounds * ids.size());
-  std::vector<std::thread> threads;
-  for (size_t t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      for (size_t i = t; i < got.size(); i += kThreads) {
-        const Expected& e = cases[i % cases.size()];
-        many->warm(*e.op, cases[(i + 1) % cases.size()].problem);
-        got[i] = judge(e, *many);
-      }
-    });
-  for (std::thread& th : threads) th.join();
-  for (size_t i = 0; i < got.size(); ++i) {
-    const CaseResult& w = want[i % want.size()];
-    EXPECT_EQ(got[i].outcome, Outcome::pass) << line(got[i]);
-    EXPECT_EQ(got[i].digests, w.digests) << w.id << " (round " << i / want.size() << "): other bytes than one worker's";
-  }
-}
-
 // A kernel that outlives timeout_ms: ERROR naming the timeout, then a fresh worker.
 TEST_F(WebGpu, HungWorkerTimesOutThenAFreshWorker) {
   WebGpuOptions o;

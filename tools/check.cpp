@@ -71,21 +71,15 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
   return std::fflush(stdout) == 0 ? 0 : 2;
 }
 
-// Cases a lane may run ahead of the tally (run_check): 8, or twice the threads of a lane whose
-// backend takes several runs at once (WebGPU's Dawn workers), so that each has a case waiting.
-size_t in_flight(const std::vector<BackendSlot>& slots) {
-  size_t n = 8;
-  for (const BackendSlot& s : slots)
-    if (s.backend) n = std::max<size_t>(n, 2 * s.backend->concurrency());
-  return n;
-}
+constexpr size_t kInFlight = 8;  // cases a lane may run ahead of the tally (run_check)
 
 // Every call into backend s (warm, run_case) runs on lanes[s], in the order handed in: a case runs
 // on every backend at once, so with two one's GPU round trip overlaps the other's (the H100's default
-// check, 7,200 runs, took 39 s one backend after the other). A lane has Backend::concurrency()
-// threads: one for Vulkan (warm and run share its device), one per Dawn worker for WebGPU (each
-// case's round trip took 3.9 ms of the worker, and the workers sat idle but one). Comparing is not
-// a backend call: it runs on a pool of its own (run_check's `comparing`).
+// check, 7,200 runs, took 39 s one backend after the other), and a backend is still never called
+// from two threads (warm and run share its device, its worker pipe). Comparing is not a backend
+// call: it runs on a pool of its own (run_check's `comparing`). WebGPU runs from several threads,
+// one per Dawn worker, measured no faster on the H100 (17-24 s for its default check against 21.5 s
+// with one), since a sweep's cases share a few shader sets and so a few workers.
 using Lanes = std::vector<std::unique_ptr<TaskPool>>;
 
 std::shared_future<Expected> launch(Case c) {
@@ -360,8 +354,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
   TaskPool comparing(std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u));
   Lanes lanes(slots.size());
   for (size_t s = 0; s < slots.size(); ++s)
-    if (slots[s].backend) lanes[s] = std::make_unique<TaskPool>(slots[s].backend->concurrency());
-  const size_t ahead_of_tally = in_flight(slots);
+    if (slots[s].backend) lanes[s] = std::make_unique<TaskPool>(1);
   WarmAhead warm(sweeps, o, match, slots, lanes);
   std::deque<LargeCase> larges;  // sweep j's and the next sweeps', started
   auto start_larges = [&, started = size_t(0)](size_t through) mutable {
@@ -399,7 +392,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     }
     auto last_progress = std::chrono::steady_clock::now();
     Lookahead ahead(sweep, o, match, index, std::move(large));
-    // Cases handed to the lanes and not yet tallied, in order: a lane runs up to ahead_of_tally cases
+    // Cases handed to the lanes and not yet tallied, in order: a lane runs up to kInFlight cases
     // ahead of the tally, so one backend's slow case (a pipeline still compiling) does not hold the
     // other back. A judge holds its case's shared_future, not a reference.
     struct InFlight {
@@ -411,7 +404,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     std::deque<InFlight> flight;
     bool drawn_all = false;
     while (!stopped) {
-      while (!drawn_all && flight.size() < ahead_of_tally) {
+      while (!drawn_all && flight.size() < kInFlight) {
         warm.advance(index);
         auto next = ahead.next();
         if (!next) {

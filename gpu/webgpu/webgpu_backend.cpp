@@ -217,19 +217,7 @@ WebGpuBackend::WebGpuBackend(WebGpuOptions options, std::vector<std::string> arg
 WebGpuBackend::~WebGpuBackend() = default;
 
 pid_t WebGpuBackend::worker_pid() const {
-  std::lock_guard lock(mu_);
   return last_ < workers_.size() && workers_[last_].process ? workers_[last_].process->pid() : -1;
-}
-
-void WebGpuBackend::lose(size_t i) {
-  workers_[i].process.reset();
-  std::lock_guard lock(mu_);
-  workers_[i].prepared.clear();
-}
-
-std::vector<size_t> WebGpuBackend::homes(size_t first) const {
-  if (workers_.size() == 1) return {first};
-  return {first, (first + 1) % workers_.size()};
 }
 
 size_t WebGpuBackend::route(const std::vector<std::string>& shader_keys) const {
@@ -311,7 +299,6 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
   if (dtype == DType::f16 && !limits_.f16) return;
   std::map<std::string, webgpu::TensorForm> tensors;
   for (auto& [name, ph] : forms) tensors[name] = {ph.layout, dtypes.at(name)};
-  std::unique_lock lock(mu_);
   std::vector<std::string> keys;
   // Each shader's JSON is made as soon as its Program is: a later program() call may clear
   // programs_ (it is bounded), which would leave an earlier Program reference dangling.
@@ -330,30 +317,23 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
     }
   }
   if (shaders.empty()) return;
-  std::vector<std::pair<size_t, std::string>> posts;  // (worker, PREPARE text of its new shaders)
-  for (size_t i : homes(route(keys))) {
-    json fresh = json::array();
-    for (size_t k = 0; k < shaders.size(); ++k)
-      if (workers_[i].prepared.insert(keys[k]).second)
-        fresh.push_back(shaders[k]);
-    if (!fresh.empty()) posts.emplace_back(i, fresh.dump());
-  }
-  lock.unlock();
-  for (auto& [i, text] : posts) {
-    Worker& w = workers_[i];
-    std::lock_guard exchange(*w.busy);
-    if (!w.process) continue;  // lost in an earlier case: the next run starts it (and prepares nothing)
-    try {
-      w.process->post(FrameType::prepare, {{reinterpret_cast<const uint8_t*>(text.data()), text.size()}},
-                      std::chrono::milliseconds(options_.timeout_ms));
-    } catch (const WorkerLost&) {
-      lose(i);  // the next case starts a fresh worker
-    }
+  Worker& w = workers_[route(keys)];
+  if (!w.process) return;  // lost in an earlier case: the next run starts it
+  json fresh = json::array();
+  for (size_t i = 0; i < shaders.size(); ++i)
+    if (w.prepared.insert(keys[i]).second) fresh.push_back(std::move(shaders[i]));
+  if (fresh.empty()) return;
+  const std::string text = fresh.dump();
+  try {
+    w.process->post(FrameType::prepare, {{reinterpret_cast<const uint8_t*>(text.data()), text.size()}},
+                    std::chrono::milliseconds(options_.timeout_ms));
+  } catch (const WorkerLost&) {
+    w = Worker{};  // the next case starts a fresh worker
   }
 }
 
 void WebGpuBackend::start(size_t i) {
-  lose(i);
+  workers_[i] = Worker{};
   auto w = std::make_unique<WorkerProcess>(argv_);
   Frame f = w->call(FrameType::info, {}, std::chrono::milliseconds(options_.timeout_ms));
   if (f.type != FrameType::info) {
@@ -362,7 +342,7 @@ void WebGpuBackend::start(size_t i) {
     if (!w->stderr_tail().empty()) msg += cat("; worker stderr:\n", w->stderr_tail());
     throw std::runtime_error(msg);
   }
-  if (i != 0 || opened_) {  // the same adapter: worker 0 read its limits once
+  if (i != 0) {  // the same adapter: worker 0 read its limits
     workers_[i].process = std::move(w);
     return;
   }
@@ -416,7 +396,6 @@ void WebGpuBackend::start(size_t i) {
   for (const json& fl : j.at("flags")) flags += cat(flags.empty() ? "" : " ", fl.get<std::string>());
   info_.capabilities.push_back(cat("dawn: ", flags));
   workers_[i].process = std::move(w);
-  opened_ = true;
 }
 
 Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
@@ -425,7 +404,6 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
     throw Unsupported("webgpu: the adapter does not offer shader-f16, which float16 kernels need");
 
   std::optional<Phase> building(std::in_place, "webgpu: request (header, spans)");
-  std::unique_lock lock(mu_);  // programs_, the counters, route's worker; not held for the round trip
   Blob blob;
   json head = {{"shaders", json::array()}, {"buffers", json::array()}, {"dispatches", json::array()}};
   std::map<std::string, size_t> buffer_index;
@@ -552,33 +530,19 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
 
   allocations += buffers.size() + metas.size() + uniforms;
   dispatches += plan.size();
-  const std::vector<size_t> mine = homes(route(keys));
-  lock.unlock();
   building.reset();
-  // The first of the case's workers that is free, else wait for the first.
-  size_t i = mine.front();
-  std::unique_lock<std::mutex> exchange;
-  for (size_t h : mine)
-    if ((exchange = std::unique_lock(*workers_[h].busy, std::try_to_lock)).owns_lock()) {
-      i = h;
-      break;
-    }
-  if (!exchange.owns_lock()) exchange = std::unique_lock(*workers_[i].busy);
-  {
-    std::lock_guard last(mu_);
-    last_ = i;
-  }
+  last_ = route(keys);
   // A worker lost in an earlier case is replaced here, before anything of this case is sent.
-  if (!workers_[i].process) start(i);
+  if (!workers_[last_].process) start(last_);
   Phase ph("webgpu: worker round trip");
   Frame reply;
   try {
     // Timing runs until its budget is spent: the worker gets that on top of the usual timeout.
     const auto limit = std::chrono::milliseconds(options_.timeout_ms) +
                        std::chrono::milliseconds(timing ? uint64_t(timing->max_seconds * 1000) * 2 : 0);
-    reply = workers_[i].process->call(timing ? FrameType::time : FrameType::run, parts, limit);
+    reply = workers_[last_].process->call(timing ? FrameType::time : FrameType::run, parts, limit);
   } catch (const WorkerLost&) {
-    lose(i);  // the next case starts a fresh worker
+    workers_[last_] = Worker{};  // the next case starts a fresh worker
     throw;
   }
   if (reply.type == FrameType::error) throw std::runtime_error(text_of(reply));

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,8 +45,6 @@ class WebGpuBackend : public GpuBackend {
 
   DeviceInfo info() const override { return info_; }
   std::string_view kind() const override { return "webgpu"; }
-  // One run at a time per Dawn worker: cases whose shaders route to different workers run at once.
-  unsigned concurrency() const override { return unsigned(workers_.size()); }
 
   // What every kernel sees before its own text (and the accessors): DTYPE, WG, the plan's defines
   // as constants, TS_INT_DOT, ts_linear_id(); `packed_dot`: Dawn has dot4I8Packed.
@@ -75,26 +72,14 @@ class WebGpuBackend : public GpuBackend {
     std::vector<webgpu::TensorDecl> decls;
     webgpu::WgslResources res;
   };
-  // A Dawn worker process and the shaders it was handed to compile ahead. Runs on different
-  // workers go on at once (concurrency()): `busy` is held for each exchange of frames with the
-  // process and while it is replaced; everything else of the backend is guarded by mu_, taken after
-  // `busy` when both are needed, never before.
+  // A Dawn worker process and the shaders it was handed to compile ahead.
   struct Worker {
-    std::unique_ptr<webgpu::WorkerProcess> process;  // guarded by *busy
-    std::set<std::string> prepared;                  // (workgroup size, WGSL text) sent in PREPARE frames; mu_
-    std::unique_ptr<std::mutex> busy = std::make_unique<std::mutex>();
+    std::unique_ptr<webgpu::WorkerProcess> process;
+    std::set<std::string> prepared;  // (workgroup size, WGSL text) sent in PREPARE frames
   };
-  // A fresh worker i (the caller holds its `busy`, or nothing else runs yet); the first INFO of
-  // worker 0 fills info_ and limits_.
-  void start(size_t i);
-  void lose(size_t i);  // worker i died: the next case it gets starts a fresh one (holding `busy`)
+  void start(size_t i);  // a fresh worker i; worker 0's INFO fills info_ and limits_
   // The worker of a case (or a PREPARE) with these shaders (workgroup size, WGSL text each).
   size_t route(const std::vector<std::string>& shader_keys) const;
-  // The workers that take a case routed to `first`, in order of preference: it and the next one.
-  // A sweep's cases mostly share their shaders, so one worker per shader set left check's other
-  // lane threads waiting on it (H100: 21 s for WebGPU's default check with 8 workers, as with 1);
-  // two make each pipeline at most twice.
-  std::vector<size_t> homes(size_t first) const;
   // Sends the plan as one RUN (timing null) or TIME request and returns the worker's reply;
   // `snapshots` receives (buffer, kernel) for each scratch snapshot the reply holds.
   webgpu::Frame call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
@@ -116,10 +101,8 @@ class WebGpuBackend : public GpuBackend {
   // (~0.2 s each on the H100: 15 of 17.5 s of a worker's RUNs went to waiting for them), and a
   // sweep needs ~20 distinct ones. A case goes to the worker its shaders hash to, so each pipeline
   // is made once, by one worker, while the others make theirs.
-  std::vector<Worker> workers_;  // sized once by create()
-  mutable std::mutex mu_;
+  std::vector<Worker> workers_;
   size_t last_ = 0;  // the worker that served the last request
-  bool opened_ = false;  // worker 0's INFO was read
   DeviceInfo info_;
   DeviceLimits limits_;
   uint64_t max_buffer_size_ = 0;  // maxBufferSize
