@@ -272,7 +272,7 @@ const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const Ke
   p.line0 = size_t(std::count(pre.begin(), pre.end(), '\n'));
   p.file = kernel.file;
   p.res = webgpu::reflect_wgsl(p.code, kernel.file);
-  if (programs_.size() >= 256) programs_.clear();
+  if (programs_.size() >= options_.program_cache) programs_.clear();
   return programs_.emplace(std::move(key), std::move(p)).first->second;
 }
 

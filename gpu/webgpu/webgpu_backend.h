@@ -35,6 +35,9 @@ struct WebGpuOptions {
   bool int_dot = true;
   // Dawn worker processes; 0: one on a CPU device, else half the cores, at most 8 (workers_ says why).
   uint32_t workers = 0;
+  // Programs (WGSL text per kernel, dtype and layouts) kept before the cache starts again: it is
+  // bounded for tests that replace kernels many times. Tests set it small to make it turn over.
+  size_t program_cache = 256;
 };
 
 class WebGpuBackend : public GpuBackend {
