@@ -393,11 +393,11 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
 BenchTiming GpuBackend::timed(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
                               const TimingBudget& budget) {
   BenchTiming t;
-  timed_kernels_.clear();
   try {
-    t.seconds = time_plan(plan, buffers, dtype, budget);
-    t.kernels = std::move(timed_kernels_);
-    t.no_kernel_statistics = t.kernels.empty() ? no_kernel_statistics_ : "";
+    PlanTiming pt = time_plan(plan, buffers, dtype, budget);
+    t.seconds = std::move(pt.seconds);
+    t.kernels = std::move(pt.kernels);
+    t.no_kernel_statistics = t.kernels.empty() ? std::move(pt.no_kernel_statistics) : "";
   } catch (const Unsupported& e) {
     t.status = RunOutput::Status::unsupported;
     t.message = e.what();

@@ -106,6 +106,14 @@ struct KernelStatistics {
   std::vector<std::pair<std::string, std::string>> values;
 };
 
+// What a backend's time_plan measured: the seconds of each timed repetition, and the compiled
+// kernels' statistics where it has them (else why not).
+struct PlanTiming {
+  std::vector<double> seconds;
+  std::vector<KernelStatistics> kernels;
+  std::string no_kernel_statistics;
+};
+
 // Device time of one dispatch chain (a case's whole plan), from GPU timestamps around it.
 struct BenchTiming {
   RunOutput::Status status = RunOutput::Status::ok;  // not ok: nothing was timed (message says why)
@@ -155,15 +163,13 @@ class GpuBackend : public Backend {
                           const std::map<std::string, DType>& dtypes, DType dtype) {}
   // Runs the plan over the buffers once (as execute() does, without reading anything back), then
   // repeats the dispatch chain alone, bracketed by device timestamps, within `budget`; returns the
-  // device seconds of each timed repetition. The one timing primitive of a backend: Vulkan a
+  // device seconds of each timed repetition (and the kernels' statistics where the backend has them).
+  // The one timing primitive of a backend: Vulkan a
   // timestamp query pool, WebGPU the timestamp-query feature. Throws like execute().
-  virtual std::vector<double> time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
-                                        DType dtype, const TimingBudget& budget) = 0;
+  virtual PlanTiming time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                               const TimingBudget& budget) = 0;
   uint32_t workgroup_size = 64;  // clamped to the device in fold_grid
   KernelSources kernels_;
-  // Set by time_plan: the compiled-kernel statistics of the plan it timed, or why there are none.
-  std::vector<KernelStatistics> timed_kernels_;
-  std::string no_kernel_statistics_ = "this backend reports no compiled-kernel statistics";
 
  private:
   struct Laid {

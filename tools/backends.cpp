@@ -47,6 +47,7 @@ std::unique_ptr<Backend> open_backend(const std::string& name, const BackendOpti
     o.validation = opt.validation;
     o.timeout_ms = opt.timeout_ms;
     o.int_dot = opt.int_dot;
+    o.kernel_stats = opt.kernel_stats;
     b = with_kernels(VulkanBackend::create(o, why_not), opt.kernels, ".comp");
   } else if (name == "webgpu") {
 #ifdef TS_HAVE_WEBGPU

@@ -169,7 +169,9 @@ int cmd_bench(const BenchOptions& o) {
   if (!o.json.empty()) check_output_path(o.json);
   backend_names(o.backends);
 
-  std::vector<BackendSlot> slots = open_backends(o.backends);
+  BackendOptions opening = o.backends;
+  opening.kernel_stats = true;  // the report carries them for every timed case
+  std::vector<BackendSlot> slots = open_backends(opening);
   if (int rc = report_backends(slots, " (see touchstone list)")) return rc;
   TimingBudget budget;
   budget.warmup = o.warmup;

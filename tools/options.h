@@ -19,6 +19,7 @@ struct BackendOptions {
   bool validation = false;         // Khronos validation layer (--validation or TOUCHSTONE_VALIDATION=1)
   uint32_t timeout_ms = 20000;
   bool int_dot = true;             // int8 kernels may use the packed dot product (--no-int-dot: scalar path)
+  bool kernel_stats = false;       // Vulkan captures compiled-kernel statistics (bench sets it)
   bool given = false;              // any backend option was on the command line
   KernelDir kernels;               // --kernels DIR / TOUCHSTONE_KERNELS: replacements of built-in kernels
 };

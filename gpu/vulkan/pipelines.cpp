@@ -5,7 +5,7 @@
 
 namespace ts::vk {
 
-Pipelines::Pipelines(const Device& device) : dev_(device) {}
+Pipelines::Pipelines(const Device& device, bool capture_stats) : dev_(device), capture_stats_(capture_stats) {}
 
 // Compile-ahead threads are drained before a device goes (VulkanBackend::State), so every entry left
 // is a made pipeline.
@@ -132,11 +132,10 @@ Pipeline Pipelines::create(const Program& program, uint32_t workgroup_size) cons
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = &spec;
     ci.layout = p.layout;
-    const bool stats = dev_.adapter.features.exec_stats;
-    if (stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+    if (capture_stats_) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     check(dev_.fn.vkCreateComputePipelines(dev_.handle, VK_NULL_HANDLE, 1, &ci, nullptr, &p.pipeline),
           "vkCreateComputePipelines");
-    if (stats) p.stats = statistics(p.pipeline);
+    if (capture_stats_) p.stats = statistics(p.pipeline);
   } catch (...) {
     dev_.fn.vkDestroyShaderModule(dev_.handle, module, nullptr);
     destroy(p);

@@ -21,13 +21,15 @@ struct Pipeline {
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
   // What the driver says it compiled (VK_KHR_pipeline_executable_properties: "Register Count" = "64",
-  // ...), in its order; empty when the device does not offer it.
+  // ...), in its order; empty unless the Pipelines capture them.
   std::vector<std::pair<std::string, std::string>> stats;
 };
 
 class Pipelines {
  public:
-  explicit Pipelines(const Device& device);
+  // capture_stats: create pipelines with VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR and keep
+  // Pipeline::stats (the device must offer Features::exec_stats).
+  Pipelines(const Device& device, bool capture_stats);
   ~Pipelines();
   Pipelines(const Pipelines&) = delete;
   Pipelines& operator=(const Pipelines&) = delete;
@@ -50,6 +52,7 @@ class Pipelines {
   void destroy(const Pipeline& p) const;
 
   const Device& dev_;
+  const bool capture_stats_;
   mutable std::mutex mu_;
   std::map<Key, std::shared_future<Pipeline>> pipelines_;  // a failed creation leaves no entry
 };

@@ -23,7 +23,8 @@ namespace vk {
 // A logical device with its buffers and pipelines: replaced as a whole when a kernel hangs or the
 // device is lost.
 struct Gpu {
-  explicit Gpu(const Adapter& a) : device(a), buffers(device), images(device), pipelines(device) {}
+  Gpu(const Adapter& a, bool capture_stats)
+      : device(a), buffers(device), images(device), pipelines(device, capture_stats && a.features.exec_stats) {}
   Device device;
   BufferPool buffers;
   ImageMemory images;
@@ -196,7 +197,7 @@ struct VulkanBackend::State {
   // back, or time the chain again).
   void run(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype, uint32_t wg,
            uint64_t& allocations, uint64_t& dispatches, const Then& then) {
-    if (!gpu) gpu = std::make_unique<vk::Gpu>(adapter);
+    if (!gpu) gpu = std::make_unique<vk::Gpu>(adapter, options.kernel_stats);
     std::vector<vk::Step> steps;
     std::vector<std::vector<uint32_t>> metas(plan.size());
     {
@@ -346,7 +347,7 @@ std::unique_ptr<VulkanBackend> VulkanBackend::create(const VulkanOptions& option
     lim.max_image_3d = l.maxImageDimension3D;
     lim.int_dot = s->adapter.features.int_dot && options.int_dot;
     s->programs.f16_rte = s->adapter.features.rte16;
-    s->gpu = std::make_unique<vk::Gpu>(s->adapter);
+    s->gpu = std::make_unique<vk::Gpu>(s->adapter, s->options.kernel_stats);
     return std::unique_ptr<VulkanBackend>(new VulkanBackend(std::move(s)));
   } catch (const std::exception& e) {
     if (why_not) *why_not = e.what();
@@ -440,16 +441,17 @@ void VulkanBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
     throw std::runtime_error("vulkan: validation messages during the run:" + m);
 }
 
-std::vector<double> VulkanBackend::time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
-                                             DType dtype, const TimingBudget& budget) {
-  no_kernel_statistics_ = s_->adapter.features.exec_stats
-                              ? "the driver returned no statistics for these pipelines"
-                              : cat(s_->adapter.props.deviceName, " does not offer VK_KHR_pipeline_executable_properties");
+PlanTiming VulkanBackend::time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                                    const TimingBudget& budget) {
   s_->reap(0);
   size_t seen = s_->instance->messages().size();
-  std::vector<double> out;
+  PlanTiming out;
+  out.no_kernel_statistics =
+      !s_->adapter.features.exec_stats ? cat(s_->adapter.props.deviceName, " does not offer VK_KHR_pipeline_executable_properties")
+      : !s_->options.kernel_stats      ? "not captured (VulkanOptions::kernel_stats is off)"
+                                       : "the driver returned no statistics for these pipelines";
   try {
-    out = s_->time(plan, buffers, dtype, workgroup_size, budget, allocations, dispatches, timed_kernels_);
+    out.seconds = s_->time(plan, buffers, dtype, workgroup_size, budget, allocations, dispatches, out.kernels);
   } catch (const Unsupported&) {
     throw;
   } catch (const std::exception& e) {

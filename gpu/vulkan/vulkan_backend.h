@@ -19,6 +19,9 @@ struct VulkanOptions {
   // int8 kernels use the packed dot product where the device has it (false: their scalar path, to
   // check one against the other).
   bool int_dot = true;
+  // Pipelines are created with their statistics captured where the device offers them
+  // (Features::exec_stats), for bench to report; check never reads them, so it does not ask.
+  bool kernel_stats = false;
 };
 
 class VulkanBackend : public GpuBackend {
@@ -51,7 +54,7 @@ class VulkanBackend : public GpuBackend {
  protected:
   const DeviceLimits& limits() const override;
   void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) override;
-  std::vector<double> time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+  PlanTiming time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
                                 const TimingBudget& budget) override;
   void precompile(const std::vector<Dispatch>& plan, const std::map<std::string, Physical>& forms,
                   const std::map<std::string, DType>& dtypes, DType dtype) override;

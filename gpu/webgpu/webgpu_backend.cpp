@@ -210,9 +210,7 @@ std::unique_ptr<WebGpuBackend> WebGpuBackend::create(const WebGpuOptions& option
 }
 
 WebGpuBackend::WebGpuBackend(WebGpuOptions options, std::vector<std::string> argv)
-    : GpuBackend(".wgsl"), options_(std::move(options)), argv_(std::move(argv)) {
-  no_kernel_statistics_ = "WebGPU exposes no compiled-kernel statistics";
-}
+    : GpuBackend(".wgsl"), options_(std::move(options)), argv_(std::move(argv)) {}
 
 WebGpuBackend::~WebGpuBackend() = default;
 
@@ -300,9 +298,13 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
   std::map<std::string, webgpu::TensorForm> tensors;
   for (auto& [name, ph] : forms) tensors[name] = {ph.layout, dtypes.at(name)};
   std::vector<std::string> keys;
-  // Each shader's JSON is made as soon as its Program is: a later program() call may clear
-  // programs_ (it is bounded), which would leave an earlier Program reference dangling.
-  std::vector<json> shaders;
+  // No Program reference is kept from one program() call to the next: a call may clear programs_
+  // (it is bounded), which would leave an earlier reference dangling.
+  struct Shader {
+    const Dispatch* d;
+    uint32_t wg;
+  };
+  std::vector<Shader> shaders;
   for (const Dispatch& d : plan) {
     const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
     if (!grid) continue;
@@ -311,7 +313,7 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
       std::string key = shader_key(prog, grid->workgroup_size);
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;  // as a RUN lists them: once
       keys.push_back(std::move(key));
-      shaders.push_back(shader_json(prog, d, grid->workgroup_size));
+      shaders.push_back({&d, grid->workgroup_size});
     } catch (const std::exception&) {
       // execute() meets it again and reports it as the case's outcome.
     }
@@ -319,9 +321,12 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
   if (shaders.empty()) return;
   Worker& w = workers_[route(keys)];
   if (!w.process) return;  // lost in an earlier case: the next run starts it
-  json fresh = json::array();
+  json fresh = json::array();  // JSON only for the shaders new to this worker: warm runs every case
   for (size_t i = 0; i < shaders.size(); ++i)
-    if (w.prepared.insert(keys[i]).second) fresh.push_back(std::move(shaders[i]));
+    if (w.prepared.insert(keys[i]).second) {
+      const Dispatch& d = *shaders[i].d;
+      fresh.push_back(shader_json(program(d, kernels_.get(d.kernel), dtype, tensors), d, shaders[i].wg));
+    }
   if (fresh.empty()) return;
   const std::string text = fresh.dump();
   try {
@@ -577,15 +582,16 @@ void WebGpuBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostB
   }
 }
 
-std::vector<double> WebGpuBackend::time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers,
-                                             DType dtype, const TimingBudget& budget) {
+PlanTiming WebGpuBackend::time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+                                    const TimingBudget& budget) {
   for (HostBuffer& b : buffers) b.read_back = false;  // nothing comes back but the times
   std::vector<std::pair<size_t, std::string>> snapshots;
   Frame reply = call(plan, buffers, dtype, &budget, snapshots);
   if (reply.payload.size() % sizeof(double))
     throw std::runtime_error(cat("webgpu: the worker returned ", reply.payload.size(), " bytes of times"));
-  std::vector<double> out(reply.payload.size() / sizeof(double));
-  if (!out.empty()) std::memcpy(out.data(), reply.payload.data(), reply.payload.size());
+  PlanTiming out{std::vector<double>(reply.payload.size() / sizeof(double)), {},
+                 "WebGPU exposes no compiled-kernel statistics"};
+  if (!out.seconds.empty()) std::memcpy(out.seconds.data(), reply.payload.data(), reply.payload.size());
   return out;
 }
 

@@ -58,7 +58,7 @@ class WebGpuBackend : public GpuBackend {
  protected:
   const DeviceLimits& limits() const override { return limits_; }
   void execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) override;
-  std::vector<double> time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+  PlanTiming time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
                                 const TimingBudget& budget) override;
   // Sends the plan's pipelines to the worker to compile in the background (a PREPARE frame).
   void precompile(const std::vector<Dispatch>& plan, const std::map<std::string, Physical>& forms,
