@@ -75,6 +75,10 @@ struct Dispatch {
   // 0: the backend's workgroup size. Otherwise exactly this many invocations per workgroup, for
   // kernels that cooperate through shared memory (a device that cannot: UNSUPPORTED).
   uint32_t workgroup = 0;
+  // 0: no subgroup operations. Otherwise the kernel shuffles values within aligned runs of this many
+  // consecutive invocations, which must lie in one subgroup: a device whose subgroups are smaller
+  // (or that has no subgroup shuffle) is UNSUPPORTED.
+  uint32_t subgroup = 0;
 };
 
 // A variable of the operator's case ids (SPEC "Case ids"), declared once so that an unknown name,

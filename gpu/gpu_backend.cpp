@@ -256,6 +256,11 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
       return fail(RunOutput::Status::unsupported, cat(op.name, ": dispatch ", d.kernel, " needs workgroups of ", d.workgroup,
                                                       " invocations; the device allows ",
                                                       std::min(lim.max_workgroup_size_x, lim.max_invocations)));
+    if (d.subgroup && (lim.subgroup < d.subgroup || lim.subgroup % d.subgroup != 0))
+      return fail(RunOutput::Status::unsupported,
+                  cat(op.name, ": dispatch ", d.kernel, " shuffles within groups of ", d.subgroup, " invocations; ",
+                      lim.subgroup ? cat("the device's subgroups are ", lim.subgroup)
+                                   : std::string("the device offers no subgroup shuffle")));
     if (!dispatch_grid(d, workgroup_size, lim))
       return fail(RunOutput::Status::error, cat(op.name, ": dispatch ", d.kernel, " of ", d.invocations,
                                                 " invocations does not fit the device grid [grid_too_large]"));

@@ -28,6 +28,9 @@ struct DeviceLimits {
   // WGSL dot4I8Packed), and allowed by the backend's options: GpuBackend::run then adds the define
   // TS_INT_DOT=1 to every dispatch, and int8 kernels take their dot-product path.
   bool int_dot = false;
+  // The smallest subgroup a compute kernel may run in, where kernels may shuffle within subgroups
+  // (0: they may not). Dispatch::subgroup is checked against it.
+  uint32_t subgroup = 0;
 };
 
 // A host copy of one device buffer or image: [guard][data][guard] for buffer outputs and scratch,

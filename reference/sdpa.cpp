@@ -30,7 +30,20 @@ constexpr int64_t kSplitMaxChunk = 256;  // the longest chunk
 constexpr int64_t kSplitScores = 4096;   // the largest SCMAX (split_defines): qblock * chunk weights in shared memory
 constexpr uint64_t kSplitSlices = 16;    // = the combine's SL: invocations sharing one output texel's chunks
 
+// impl=split's decode partial (sdpa_decode_partial.comp), where a kv head has at most
+// kDecodeMaxRows query rows and D <= 4 * kDecodeMaxD4: blocks of kDecodeQueries rows, their queries
+// in registers, lane groups of kDecodeLanes invocations (one subgroup's) sharing each key.
+constexpr uint32_t kDecodeWg = 128;        // = its WG
+constexpr int64_t kDecodeQueries = 4;      // = its QB
+constexpr uint32_t kDecodeLanes = 8;       // = its LG: Dispatch::subgroup
+constexpr int64_t kDecodeMaxD4 = 32;       // = its LG * TL
+constexpr int64_t kDecodeMaxRows = 16;     // four blocks: each reads the chunk's K and V (from L2 after the first)
+constexpr int64_t kDecodeMaxS = 4;         // = its FMAX: this step's rows, staged in shared memory
+constexpr int64_t kDecodeMaxChunk = 512;   // = its DCHUNK
+constexpr int64_t kDecodeWorkgroups = 1024;
+
 struct SplitGeometry {
+  bool decode = false;  // sdpa_decode_partial (else sdpa_split_partial)
   int64_t qblock = 0, qblocks = 0, chunk = 0, chunks = 0;
   int64_t workgroups(int64_t Hkv) const { return chunks * qblocks * Hkv; }
 };
@@ -44,14 +57,25 @@ struct SplitGeometry {
 // 128 / 256 took 199 / 193 us: more chunks shorten each workgroup's chain of loads but lengthen
 // the combine's, which reads every chunk's partial output (ctx 32768: 128 chunks of 256, 2 MiB of
 // partial outputs written and read again beside 134 MB of float16 K/V).
-SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t ctx) {
+// The decode partial: blocks of 4 rows; chunks of 64 keys, longer (up to 512) while that leaves
+// more than kDecodeWorkgroups workgroups.
+SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t ctx) {
   SplitGeometry g;
   const int64_t rows = S * (Hq / Hkv);
+  auto chunks = [&] { return (ctx + g.chunk - 1) / g.chunk; };
+  if (rows >= 1 && rows <= kDecodeMaxRows && S <= kDecodeMaxS && D <= 4 * kDecodeMaxD4) {
+    g.decode = true;
+    g.qblock = kDecodeQueries;
+    g.qblocks = (rows + g.qblock - 1) / g.qblock;
+    g.chunk = 64;
+    while (g.chunk < kDecodeMaxChunk && chunks() * g.qblocks * Hkv > kDecodeWorkgroups) g.chunk *= 2;
+    g.chunks = chunks();
+    return g;
+  }
   g.qblock = 1;
   while (g.qblock < kSplitMaxQueries && g.qblock < rows) g.qblock *= 2;
   g.qblocks = (rows + g.qblock - 1) / g.qblock;
   g.chunk = 32;
-  auto chunks = [&] { return (ctx + g.chunk - 1) / g.chunk; };
   while (g.chunk < kSplitMaxChunk && 2 * g.chunk * g.qblock <= kSplitScores && chunks() * g.qblocks * Hkv > 512)
     g.chunk *= 2;
   g.chunks = chunks();
@@ -62,6 +86,7 @@ SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t ctx) {
 // texels. Two sizes only, so that the sweep compiles few variants: decode's blocks of a few GQA
 // heads get 4 KB of scores (16 KB, prefill's, would cap a large GPU's workgroups per multiprocessor).
 std::vector<std::string> split_defines(const SplitGeometry& g) {
+  if (g.decode) return {cat("DCHUNK=", kDecodeMaxChunk), cat("FMAX=", kDecodeMaxS)};
   if (g.qblock * g.chunk <= 1024) return {"SCMAX=1024", "QSTAGE=256"};
   return {cat("SCMAX=", kSplitScores), "QSTAGE=512"};
 }
@@ -146,9 +171,9 @@ std::optional<Violation> validate(const Problem& p) {
     c.require(product({shape(name)[1], shape(name)[2], D}) < limit, "scratch_fits_32bit", name, " ",
               shape_str(shape(name)), " must have fewer than 2^32 elements");
   if (p.params.value("impl", "tiled") == "split" && !c.failed() && Hq % Hkv == 0) {
-    const int64_t parts = product({Hq, S, split_geometry(S, Hq, Hkv, ctx).chunks, D});
+    const int64_t parts = product({Hq, S, split_geometry(S, Hq, Hkv, D, ctx).chunks, D});
     c.require(parts < limit, "scratch_fits_32bit", "split partial outputs Hq*S*chunks*D (", Hq, "*", S, "*",
-              split_geometry(S, Hq, Hkv, ctx).chunks, "*", D, " = ", parts, ") must be below 2^32");
+              split_geometry(S, Hq, Hkv, D, ctx).chunks, "*", D, " = ", parts, ") must be below 2^32");
   }
   require_same_dtype(c, p);
   return c.result();
@@ -220,7 +245,7 @@ std::vector<BufferSpec> buffers(const Problem& p) {
                                {"k_cache", p.inputs.at("k_cache").shape, p.dtype, R::output, "k_cache"},
                                {"v_cache", p.inputs.at("v_cache").shape, p.dtype, R::output, "v_cache"}};
   if (p.params.value("impl", "tiled") == "split") {
-    const int64_t chunks = split_geometry(q[1], q[2], p.inputs.at("k").shape[2], ctx).chunks;
+    const int64_t chunks = split_geometry(q[1], q[2], p.inputs.at("k").shape[2], q[3], ctx).chunks;
     v.push_back({"part_o", {q[1] * q[2], chunks, q[3]}, DType::f32, R::scratch});
     v.push_back({"part_ml", {q[1] * q[2], chunks, 2}, DType::f32, R::scratch});
   } else {
@@ -275,14 +300,16 @@ std::vector<Dispatch> plan(const Problem& p) {
   };
   std::vector<Dispatch> v;
   if (impl == "split") {
-    const SplitGeometry g = split_geometry(int64_t(S), int64_t(Hq), int64_t(Hkv), int64_t(ctx));
-    Dispatch part = dispatch("sdpa_split_partial", uint64_t(g.workgroups(int64_t(Hkv))) * kSplitWg,
-                             split_defines(g));
+    const SplitGeometry g = split_geometry(int64_t(S), int64_t(Hq), int64_t(Hkv), int64_t(4 * D4), int64_t(ctx));
+    const uint32_t wg = g.decode ? kDecodeWg : kSplitWg;
+    Dispatch part = dispatch(g.decode ? "sdpa_decode_partial" : "sdpa_split_partial",
+                             uint64_t(g.workgroups(int64_t(Hkv))) * wg, split_defines(g));
     part.uniforms["chunk"] = double(g.chunk);
     part.uniforms["chunks"] = double(g.chunks);
     part.uniforms["qblocks"] = double(g.qblocks);
     part.uniforms["qblock"] = double(g.qblock);
-    part.workgroup = kSplitWg;
+    part.workgroup = wg;
+    if (g.decode) part.subgroup = kDecodeLanes;
     v.push_back(std::move(part));
     const uint64_t texels = out_texels(p, "out", q);
     Dispatch combine = dispatch("sdpa_split_combine", div_up(texels * kSplitSlices, kSplitWg) * kSplitWg);
@@ -383,7 +410,7 @@ Tolerance tolerance(const Problem& p) {
   const Tensor kc = updated(p.inputs.at("k_cache"), p.inputs.at("k"), pos);
   const Tensor vc = updated(p.inputs.at("v_cache"), p.inputs.at("v"), pos);
   const bool split = p.params.value("impl", "tiled") == "split";
-  const SplitGeometry geo = split ? split_geometry(S, Hq, Hkv, ctx) : SplitGeometry{};
+  const SplitGeometry geo = split ? split_geometry(S, Hq, Hkv, D, ctx) : SplitGeometry{};
   const double k_split = double(std::min(geo.chunk, ctx) + geo.chunks);
   const double g_dot = gamma_f32(double(D + 2));
   const double g_av = gamma_f32(split ? k_split : double(ctx)), g_sum = gamma_f32(split ? k_split - 1 : double(ctx - 1));

@@ -53,7 +53,7 @@ TEST_P(SdpaSplit, PartialGridFoldsPastMaxWorkgroups) {
   Expected e = prepare(Case::parse("sdpa/S=1,Hq=70000,Hkv=70000,D=4,pos=1,impl=split/float32/buffer/seed=5"));
   ASSERT_TRUE(e.error.empty() && !e.violation) << e.error;
   const std::vector<Dispatch> plan = sdpa_op().plan(e.problem);
-  ASSERT_EQ(plan[0].kernel, "sdpa_split_partial");
+  ASSERT_EQ(plan[0].kernel, "sdpa_decode_partial");  // one query row per kv head: decode
   ASSERT_GT(plan[0].invocations / plan[0].workgroup, 65535u);
   CaseResult r = judge(e, backend());
   EXPECT_EQ(r.outcome, Outcome::pass) << r.id << ": " << r.detail;
@@ -91,7 +91,7 @@ TEST_P(SdpaSplitBug, CombineWithoutRescaleIsCaughtShrunkAndReproduced) {
   const std::string id = shrunk_failure(*b, split);
   ASSERT_FALSE(id.empty()) << "the missing rescale was not caught";
   const Case shrunk = Case::parse(id);
-  // Only a query that sees two chunks (32 keys each at these sizes) can show it.
+  // Only a query that sees two chunks (64 keys each: the decode partial's shortest) can show it.
   EXPECT_GT(shrunk.get("pos") + shrunk.get("S"), 32) << id;
   EXPECT_EQ(shrunk.get("S"), 1) << id;  // decode, the smallest head dim: the bug needs neither more
   EXPECT_EQ(shrunk.get("D"), 4) << id;
@@ -104,6 +104,37 @@ TEST_P(SdpaSplitBug, CombineWithoutRescaleIsCaughtShrunkAndReproduced) {
 
 INSTANTIATE_TEST_SUITE_P(All, SdpaSplitBug, ::testing::ValuesIn(known_backends()),
                          [](const auto& info) { return info.param; });
+
+// The decode partial's lane group reduces its partial dot products across 8 invocations; one that
+// leaves out invocations 4..7 (texels 4..7, 12..15, ... of each key) scores every cached key wrong.
+TEST_P(SdpaSplitBug, DecodeReductionOverHalfTheLanesFails) {
+  const bool vk = GetParam() == "vulkan";
+  const std::string bug = vk ? "    if ((t & 4u) != 0u) for (uint x = 0u; x < 8u; ++x) acc[x] = 0.0;"
+                             : "    if ((t & 4u) != 0u) { for (var x = 0u; x < 8u; x++) { acc[x] = 0.0; } }";
+  const std::string src = with_bug(vk ? "gpu/vulkan/shaders/sdpa_decode_partial.comp" : "gpu/webgpu/shaders/sdpa_decode_partial.wgsl",
+                                   "h4[x] = keep(", bug, false);
+  std::string why;
+  std::unique_ptr<Backend> b;
+  if (vk) {
+    auto v = VulkanBackend::create({}, &why);
+    if (v) v->set_kernel_source("sdpa_decode_partial", src);
+    b = std::move(v);
+  } else {
+    auto w = WebGpuBackend::create({}, &why);
+    if (w) w->set_kernel_source("sdpa_decode_partial", src);
+    b = std::move(w);
+  }
+  if (!b) {
+    if (missing_allowed(GetParam())) GTEST_SKIP() << GetParam() << " UNAVAILABLE: " << why;
+    FAIL() << GetParam() << " UNAVAILABLE: " << why;
+  }
+  const Case c = Case::parse("sdpa/S=1,Hq=8,Hkv=2,D=64,pos=100,impl=split/float32/buffer/seed=1");
+  ASSERT_EQ(sdpa_op().plan(prepare(c).problem)[0].kernel, "sdpa_decode_partial");
+  EXPECT_EQ(judge(prepare(c), *b).outcome, Outcome::fail) << c.id();
+  std::unique_ptr<Backend> good = open_backend(GetParam(), {}, &why);
+  ASSERT_TRUE(good) << why;
+  EXPECT_EQ(judge(prepare(c), *good).outcome, Outcome::pass) << c.id();
+}
 
 }  // namespace
 }  // namespace ts::test

@@ -139,18 +139,24 @@ std::vector<float> requantized(const std::string& op, const Problem& p, const In
 
 // sdpa impl=split (gpu/vulkan/shaders/sdpa_split_*.comp): scores as vec4 dots accumulated over the
 // head-dim texels; per chunk of the plan's length its max m_j, weights exp(s - m_j), their sum in
-// 64 / qblock strided parts added in order, and the weighted V in key order; then the combine's rescaling by
+// workgroup / qblock strided parts added in order, and the weighted V in key order; then the combine's rescaling by
 // exp(m_j - M), the sums over chunks in 16 strided slices then over the slices, and the reciprocal.
+// The decode partial (sdpa_decode_partial.comp) orders two sums its own way: a cached key's score is
+// a tree over 8 lanes' partial dots (lane t: texels t, t + 8, ... in order; pairs t, t ^ 4, then
+// ^ 2, then ^ 1), and the weighted V adds keys in 4 strided slices (slice r: keys r, r + 4, ... of
+// the chunk, this step's keys after the cached ones), the slices added in order.
 std::vector<float> sdpa_split(const Problem& p, const Inputs& in, const std::vector<float>& K,
                               const std::vector<float>& V, float scale, bool up) {
   const std::vector<float>& q = in["q"];
   const int64_t S = p.inputs.at("q").shape[1], Hq = p.inputs.at("q").shape[2], D = p.inputs.at("q").shape[3];
   const int64_t Hkv = p.inputs.at("k").shape[2], pos = p.params.at("input_pos").get<int64_t>();
   int64_t chunk = 0, parts = 0;  // parts: the invocations per query that split the chunk's max and sum
+  bool decode = false;
   for (const Dispatch& d : find_op("sdpa")->plan(p))
-    if (d.kernel == "sdpa_split_partial") {
+    if (d.kernel == "sdpa_split_partial" || d.kernel == "sdpa_decode_partial") {
       chunk = int64_t(d.uniforms.at("chunk"));
       parts = int64_t(d.workgroup) / int64_t(d.uniforms.at("qblock"));
+      decode = d.kernel == "sdpa_decode_partial";
     }
   if (chunk <= 0 || parts <= 0) throw std::runtime_error("sdpa split plan has no partial dispatch");
   auto ex = [up](float t) { return push(float(std::exp(double(t))), 2 + 2 * std::fabs(t), up); };
@@ -159,12 +165,23 @@ std::vector<float> sdpa_split(const Problem& p, const Inputs& in, const std::vec
     for (int64_t s = 0; s < S; ++s) {
       const int64_t kvh = h / (Hq / Hkv), n = pos + s + 1, row = s * Hq + h;
       std::vector<float> sc(static_cast<size_t>(n));
+      auto texel_dot = [&](int64_t c, int64_t d) {
+        const float* a = &q[size_t(row * D + d)];
+        const float* k = &K[size_t((c * Hkv + kvh) * D + d)];
+        return ((a[0] * k[0] + a[1] * k[1]) + a[2] * k[2]) + a[3] * k[3];
+      };
       for (int64_t c = 0; c < n; ++c) {
         float acc = 0.0f;
-        for (int64_t d = 0; d < D; d += 4) {
-          const float* a = &q[size_t(row * D + d)];
-          const float* k = &K[size_t((c * Hkv + kvh) * D + d)];
-          acc += ((a[0] * k[0] + a[1] * k[1]) + a[2] * k[2]) + a[3] * k[3];
+        if (decode && c < pos) {
+          float lane[8] = {};
+          for (int64_t t = 0; t < 8; ++t)
+            for (int64_t d = 4 * t; d < D; d += 32) lane[t] += texel_dot(c, d);
+          for (int64_t bit : {4, 2, 1})
+            for (int64_t t = 0; t < 8; ++t)
+              if (!(t & bit)) lane[t] = lane[t ^ bit] = lane[t] + lane[t ^ bit];
+          acc = lane[0];
+        } else {
+          for (int64_t d = 0; d < D; d += 4) acc += texel_dot(c, d);
         }
         sc[size_t(c)] = scale * acc;
       }
@@ -183,8 +200,17 @@ std::vector<float> sdpa_split(const Problem& p, const Inputs& in, const std::vec
         m.push_back(mj);
         l.push_back(lj);
         for (int64_t d = 0; d < D; ++d) {
+          auto weighted = [&](int64_t c) { return e[size_t(c - c0)] * V[size_t((c * Hkv + kvh) * D + d)]; };
           float acc = 0.0f;
-          for (int64_t c = c0; c < c1; ++c) acc += e[size_t(c - c0)] * V[size_t((c * Hkv + kvh) * D + d)];
+          if (!decode) {
+            for (int64_t c = c0; c < c1; ++c) acc += weighted(c);
+          } else {
+            for (int64_t r = 0; r < 4; ++r) {
+              float slice = 0.0f;
+              for (int64_t c = c0 + r; c < c1; c += 4) slice += weighted(c);
+              acc = r == 0 ? slice : acc + slice;
+            }
+          }
           od.push_back(acc);
         }
       }

@@ -346,6 +346,7 @@ std::unique_ptr<VulkanBackend> VulkanBackend::create(const VulkanOptions& option
     lim.bf16 = s->adapter.features.storage16;
     lim.max_image_3d = l.maxImageDimension3D;
     lim.int_dot = s->adapter.features.int_dot && options.int_dot;
+    if (s->adapter.features.subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) lim.subgroup = s->adapter.subgroup_size;
     s->programs.f16_rte = s->adapter.features.rte16;
     s->gpu = std::make_unique<vk::Gpu>(s->adapter, s->options.kernel_stats);
     return std::unique_ptr<VulkanBackend>(new VulkanBackend(std::move(s)));

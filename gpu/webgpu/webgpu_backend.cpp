@@ -255,6 +255,7 @@ const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const Ke
   bool f16 = dtype == DType::f16;
   for (const webgpu::TensorForm& f : forms) f16 = f16 || f.dtype == DType::f16;
   std::string pre = preamble(dtype, f16, d.defines, packed_dot_);
+  if (d.subgroup) pre = "enable subgroups;\n" + pre;
   if (!decls.empty()) {
     webgpu::Expansion e;
     try {
@@ -366,6 +367,7 @@ void WebGpuBackend::start(size_t i) {
   limits_.f16 = has("shader-f16");
   limits_.bf16 = true;  // 32-bit words and rgba16uint images, converted in the accessors
   limits_.max_image_3d = lim.at("maxTextureDimension3D");
+  limits_.subgroup = has("subgroups") ? j.at("adapter").value("subgroupMinSize", 0u) : 0u;
   const auto wgsl = j.value("wgslLanguageFeatures", std::vector<std::string>{});
   packed_dot_ = std::find(wgsl.begin(), wgsl.end(), "packed_4x8_integer_dot_product") != wgsl.end();
   limits_.int_dot = packed_dot_ && options_.int_dot;

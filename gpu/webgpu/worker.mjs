@@ -215,8 +215,10 @@ async function pipelineFor(device, shader) {
     await device.popErrorScope();
     // Line numbers count from the kernel file's first line, not the generated preamble's.
     const where = (m) => `${shader.name}:${m.lineNum - shader.line0}:${m.linePos}`;
+    // Tint's notes (type 'info') say why, e.g. which value made control flow non-uniform.
+    const said = diag.messages.filter((m) => m.type === 'error' || m.type === 'info');
     throw new Error(`kernel ${shader.name} does not compile:\n` +
-                    errors.map((m) => `${where(m)}: error: ${m.message}`).join('\n'));
+                    said.map((m) => `${where(m)}: ${m.type === 'info' ? 'note' : 'error'}: ${m.message}`).join('\n'));
   }
   const layout = bindLayout(device, shader);
   const pipeline = device.createComputePipeline({

@@ -11,6 +11,8 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int16 : enable
 // spirv_instruction: the int8 kernels' packed dot product (OpSDot), declared under TS_INT_DOT only.
 #extension GL_EXT_spirv_intrinsics : enable
+// subgroupShuffleXor: kernels that ask for subgroups (Dispatch::subgroup) only.
+#extension GL_KHR_shader_subgroup_shuffle : enable
 
 // The workgroup size is specialization constant 0, chosen by the backend per device.
 layout(local_size_x_id = 0) in;
