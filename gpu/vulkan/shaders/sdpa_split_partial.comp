@@ -1,5 +1,7 @@
 // sdpa split (flash-decoding), step 1 of 2: partial attention of a block of query rows over one
-// chunk of the context. Workgroup (query block b, chunk j, kv head kvh), b fastest so that the
+// chunk of the context. Decode (a kv head's rows <= 16, S <= 4, D <= 128) runs
+// sdpa_decode_partial.comp instead, which reached 2x this kernel's speed (the measurements below are
+// of this kernel, from when it ran decode too). Workgroup (query block b, chunk j, kv head kvh), b fastest so that the
 // blocks reading one chunk run together (prefill: the chunk's K/V is then read from L2 once): its
 // queries are rows qi = qblock*b + i, i < qblock (and < S * G, G = Hq / Hkv) of this kv head,
 // qi = s*G + g: head h = kvh*G + g at position s. All of them share every K and V load of the
