@@ -31,7 +31,8 @@ constexpr int64_t kSplitScores = 4096;   // the largest SCMAX (split_defines): q
 constexpr uint64_t kSplitSlices = 16;    // = the combine's SL: invocations sharing one output texel's chunks
 
 // impl=split's decode partial (sdpa_decode_partial.comp), where a kv head has at most
-// kDecodeMaxRows query rows and D <= 4 * kDecodeMaxD4: blocks of kDecodeQueries rows, their queries
+// kDecodeMaxRows query rows, S <= kDecodeMaxS, D <= 4 * kDecodeMaxD4 and D % 8 == 0 (its invocations
+// hold texels in pairs, one 16-byte word of a 16-bit cache): blocks of kDecodeQueries rows, their queries
 // in registers, lane groups of kDecodeLanes invocations (one subgroup's) sharing each key.
 constexpr uint32_t kDecodeWg = 128;        // = its WG
 constexpr int64_t kDecodeQueries = 4;      // = its QB
@@ -63,7 +64,7 @@ SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int6
   SplitGeometry g;
   const int64_t rows = S * (Hq / Hkv);
   auto chunks = [&] { return (ctx + g.chunk - 1) / g.chunk; };
-  if (rows >= 1 && rows <= kDecodeMaxRows && S <= kDecodeMaxS && D <= 4 * kDecodeMaxD4) {
+  if (rows >= 1 && rows <= kDecodeMaxRows && S <= kDecodeMaxS && D <= 4 * kDecodeMaxD4 && D % 8 == 0) {
     g.decode = true;
     g.qblock = kDecodeQueries;
     g.qblocks = (rows + g.qblock - 1) / g.qblock;

@@ -50,7 +50,7 @@ TEST_P(SdpaSplit, EqualsNaiveOverTheSweep) {
 // partial workgroups, past 65,535 in one grid dimension, so the grid folds into y and the kernel
 // counts its workgroups back (spare ones of the last row leave at once).
 TEST_P(SdpaSplit, PartialGridFoldsPastMaxWorkgroups) {
-  Expected e = prepare(Case::parse("sdpa/S=1,Hq=70000,Hkv=70000,D=4,pos=1,impl=split/float32/buffer/seed=5"));
+  Expected e = prepare(Case::parse("sdpa/S=1,Hq=70000,Hkv=70000,D=8,pos=1,impl=split/float32/buffer/seed=5"));
   ASSERT_TRUE(e.error.empty() && !e.violation) << e.error;
   const std::vector<Dispatch> plan = sdpa_op().plan(e.problem);
   ASSERT_EQ(plan[0].kernel, "sdpa_decode_partial");  // one query row per kv head: decode

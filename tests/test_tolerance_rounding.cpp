@@ -142,7 +142,7 @@ std::vector<float> requantized(const std::string& op, const Problem& p, const In
 // workgroup / qblock strided parts added in order, and the weighted V in key order; then the combine's rescaling by
 // exp(m_j - M), the sums over chunks in 16 strided slices then over the slices, and the reciprocal.
 // The decode partial (sdpa_decode_partial.comp) orders two sums its own way: a cached key's score is
-// a tree over 8 lanes' partial dots (lane t: texels t, t + 8, ... in order; pairs t, t ^ 4, then
+// a tree over 8 lanes' partial dots (lane t: texels 2t, 2t + 1, 2t + 16, 2t + 17 in order; pairs t, t ^ 4, then
 // ^ 2, then ^ 1), and the weighted V adds keys in 4 strided slices (slice r: keys r, r + 4, ... of
 // the chunk, this step's keys after the cached ones), the slices added in order.
 std::vector<float> sdpa_split(const Problem& p, const Inputs& in, const std::vector<float>& K,
@@ -175,7 +175,10 @@ std::vector<float> sdpa_split(const Problem& p, const Inputs& in, const std::vec
         if (decode && c < pos) {
           float lane[8] = {};
           for (int64_t t = 0; t < 8; ++t)
-            for (int64_t d = 4 * t; d < D; d += 32) lane[t] += texel_dot(c, d);
+            for (int64_t u = 0; u < 4; ++u) {
+              const int64_t texel = 2 * (t + 8 * (u / 2)) + u % 2;
+              if (4 * texel < D) lane[t] += texel_dot(c, 4 * texel);
+            }
           for (int64_t bit : {4, 2, 1})
             for (int64_t t = 0; t < 8; ++t)
               if (!(t & bit)) lane[t] = lane[t ^ bit] = lane[t] + lane[t ^ bit];

@@ -12,11 +12,13 @@ namespace ts::vk {
 
 // The case dtype of plain `DTYPE x[]` / `DTYPE4 x[]` arrays (tensors that are always buffers, such
 // as KV caches): TO_FLOAT / TO_VEC4 widen an element / a vec4 of them to float32, FROM_FLOAT /
-// FROM_VEC4 round back (bfloat16 through the preamble's conversion; its words are 16-bit integers).
+// FROM_VEC4 round back (bfloat16 through the preamble's conversion; its words are 16-bit integers);
+// DTYPE_BYTES is an element's size, for kernels that read 16-bit arrays as wider words.
 std::string dtype_defines(DType t) {
-  auto defs = [](const char* scalar, const char* vec4, int f16, const char* to, const char* to4, const char* from,
+  auto defs = [t](const char* scalar, const char* vec4, int f16, const char* to, const char* to4, const char* from,
                  const char* from4) {
-    return cat("#define DTYPE ", scalar, "\n#define DTYPE4 ", vec4, "\n#define IS_F16 ", f16, "\n#define TO_FLOAT(x) ", to,
+    return cat("#define DTYPE ", scalar, "\n#define DTYPE4 ", vec4, "\n#define IS_F16 ", f16, "\n#define DTYPE_BYTES ",
+               dtype_size(t), "\n#define TO_FLOAT(x) ", to,
                "\n#define TO_VEC4(x) ", to4, "\n#define FROM_FLOAT(x) ", from, "\n#define FROM_VEC4(x) ", from4, "\n");
   };
   switch (t) {

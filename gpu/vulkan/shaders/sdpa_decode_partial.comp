@@ -21,14 +21,31 @@
 // 3. Weighted V: invocation (texel d4 = l % 32, slice l / 32) adds keys slice, slice + NS, ... in
 //    key order, KB keys' texels loaded at once; a warp reads whole V rows (coalesced); the weights of
 //    a key for all QB queries are one vec4 of shared memory. The NS slices are added in slice order.
+//    (Reading V in 16-byte words too, 16 invocations a row and 8 slices added as a tree, measured
+//    no faster on an H100: 87 us at ctx 32768 against 85, and it spilled registers.)
 // The shuffles need subgroups of at least LG invocations made of aligned runs of consecutive local
 // indices (Dispatch::subgroup; every device seen: lavapipe 8, NVIDIA 32).
 // Barriers and shuffles are in uniform control flow: every loop bound around them is workgroup-uniform.
 TS_INPUT(q, 0)
 TS_INPUT(k, 1)
 TS_INPUT(v, 2)
+#if DTYPE_BYTES == 2
+// 16-bit K cache read as 16-byte words, two texels each (a load instruction moves twice the bytes:
+// measured on an H100, this kernel's time went with its load instructions more than its bytes:
+// float32 moved twice float16's bytes in 1.2x the time; ctx 32768 float16 went from 91 to 85 us).
+layout(std430, binding = 3) readonly buffer KC { uvec4 k_cache[]; };
+layout(std430, binding = 4) readonly buffer VC { DTYPE4 v_cache[]; };
+vec4 widen(uint a, uint b) {
+#if IS_F16
+  return vec4(unpackHalf2x16(a), unpackHalf2x16(b));
+#else
+  return uintBitsToFloat(uvec4(a << 16, a & 0xFFFF0000u, b << 16, b & 0xFFFF0000u));
+#endif
+}
+#else
 layout(std430, binding = 3) readonly buffer KC { DTYPE4 k_cache[]; };
 layout(std430, binding = 4) readonly buffer VC { DTYPE4 v_cache[]; };
+#endif
 layout(std430, binding = 5) writeonly buffer PO { vec4 part_o[]; };
 layout(std430, binding = 6) writeonly buffer PML { vec2 part_ml[]; };
 layout(push_constant) uniform Params {
@@ -38,7 +55,7 @@ layout(push_constant) uniform Params {
 const uint WG = 128u;  // = Dispatch::workgroup (reference/sdpa.cpp kDecodeWg)
 const uint QB = 4u;    // query rows a workgroup (kDecodeQueries)
 const uint LG = 8u;    // invocations a key in the scores (= Dispatch::subgroup)
-const uint TL = 4u;    // head-dim texels an invocation holds: D4 <= LG * TL (kDecodeMaxD4)
+const uint TL = 4u;    // head-dim texels an invocation holds: D4 <= LG * TL (kDecodeMaxD4); D4 even
 const uint KP = 2u;    // keys a lane group scores at once: KP * QB = LG
 const uint NS = WG / 32u;  // weighted-V slices of the keys
 const uint KB = 8u;     // V texels an invocation loads before their first use
@@ -64,6 +81,9 @@ uint seen_of(uint i) {
   uint n = pc.pos + (q0 + min(i, nq - 1u)) / G + 1u;
   return i < nq && n > c0 ? min(pc.chunk, n - c0) : 0u;
 }
+// Texel u of those invocation t of a lane group holds: pairs of neighbours (one 16-byte word of a
+// 16-bit cache), pair t then pair t + LG.
+uint texel_of(uint t, uint u) { return 2u * (t + LG * (u / 2u)) + u % 2u; }
 uint fresh_at(uint c, uint d4) { return 4u * (((c - pc.pos) * pc.Hkv + kvh) * pc.D4 + d4); }
 uint cached_at(uint c, uint d4) { return (c * pc.Hkv + kvh) * pc.D4 + d4; }
 
@@ -92,13 +112,21 @@ void main() {
   barrier();
   vec4 qr[QB][TL];
   for (uint i = 0u; i < QB; ++i)
-    for (uint u = 0u; u < TL; ++u) qr[i][u] = t + LG * u < pc.D4 ? qf[i * pc.D4 + t + LG * u] : vec4(0.0);
+    for (uint u = 0u; u < TL; ++u) qr[i][u] = texel_of(t, u) < pc.D4 ? qf[i * pc.D4 + texel_of(t, u)] : vec4(0.0);
   for (uint base = 0u; base < nc; base += (WG / LG) * KP) {
     vec4 kk[KP][TL];
     for (uint p = 0u; p < KP; ++p)
-      for (uint u = 0u; u < TL; ++u) {
-        uint c = base + grp * KP + p, d4 = t + LG * u;
-        kk[p][u] = c < nc && d4 < pc.D4 ? TO_VEC4(k_cache[cached_at(c0 + c, d4)]) : vec4(0.0);
+      for (uint u = 0u; u < TL; u += 2u) {
+        uint c = base + grp * KP + p, d4 = texel_of(t, u);
+        bool in_row = c < nc && d4 < pc.D4;
+#if DTYPE_BYTES == 2
+        uvec4 w = in_row ? k_cache[cached_at(c0 + c, d4) / 2u] : uvec4(0u);
+        kk[p][u] = widen(w.x, w.y);
+        kk[p][u + 1u] = widen(w.z, w.w);
+#else
+        kk[p][u] = in_row ? TO_VEC4(k_cache[cached_at(c0 + c, d4)]) : vec4(0.0);
+        kk[p][u + 1u] = in_row ? TO_VEC4(k_cache[cached_at(c0 + c, d4 + 1u)]) : vec4(0.0);
+#endif
       }
     float acc[KP * QB];
     for (uint p = 0u; p < KP; ++p)

@@ -20,7 +20,7 @@ struct Params {
 
 const QB = 4u;   // query rows a workgroup (reference/sdpa.cpp kDecodeQueries)
 const LG = 8u;   // invocations a key in the scores (= Dispatch::subgroup)
-const TL = 4u;   // head-dim texels an invocation holds: D4 <= LG * TL
+const TL = 4u;   // head-dim texels an invocation holds: D4 <= LG * TL, D4 even
 const KP = 2u;   // keys a lane group scores at once: KP * QB = LG
 const NS = 4u;   // weighted-V slices: WG / 32 (WG = kDecodeWg = 128)
 const KB = 8u;   // V texels an invocation loads before their first use
@@ -50,6 +50,9 @@ fn seen_of(i: u32) -> u32 {
   let n = pc.pos + (q0 + min(i, nq - 1u)) / G + 1u;
   return select(0u, min(pc.chunk, n - c0), i < nq && n > c0);
 }
+// Texel u of those invocation t of a lane group holds: pairs of neighbours, pair t then pair t + LG
+// (as the GLSL, whose 16-bit caches are read a pair at a time).
+fn texel_of(t: u32, u: u32) -> u32 { return 2u * (t + LG * (u / 2u)) + u % 2u; }
 fn fresh_at(c: u32, d4: u32) -> u32 { return 4u * (((c - pc.pos) * pc.Hkv + kvh) * pc.D4 + d4); }
 fn cached_at(c: u32, d4: u32) -> u32 { return 4u * ((c * pc.Hkv + kvh) * pc.D4 + d4); }
 
@@ -90,7 +93,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var i = 0u; i < QB; i++) {
     for (var u = 0u; u < TL; u++) {
       qr[i][u] = vec4<f32>(0.0);
-      if (t + LG * u < pc.D4) { qr[i][u] = qf[i * pc.D4 + t + LG * u]; }
+      if (texel_of(t, u) < pc.D4) { qr[i][u] = qf[i * pc.D4 + texel_of(t, u)]; }
     }
   }
   for (var base = 0u; base < nc; base += (WG / LG) * KP) {
@@ -98,7 +101,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var p = 0u; p < KP; p++) {
       for (var u = 0u; u < TL; u++) {
         let c = base + grp * KP + p;
-        let d4 = t + LG * u;
+        let d4 = texel_of(t, u);
         kk[p][u] = vec4<f32>(0.0);
         if (c < nc && d4 < pc.D4) { kk[p][u] = k_cache_at4(cached_at(c0 + c, d4)); }
       }
