@@ -3,7 +3,8 @@
 // the tolerance of the exact value, so the two are within twice of each other, and they write the
 // same caches), on each backend; and a combine that forgets to rescale a chunk by exp(m_j - M) is
 // caught by the property, shrunk to a small case with more than one chunk, and reproduced by its id;
-// the partial dispatch's grid folds past 65,535 workgroups.
+// the partial dispatch's grid folds past 65,535 workgroups; the decode partial's reduction is
+// proven by a broken one, and a device with too small subgroups makes it UNSUPPORTED.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -57,6 +58,24 @@ TEST_P(SdpaSplit, PartialGridFoldsPastMaxWorkgroups) {
   ASSERT_GT(plan[0].invocations / plan[0].workgroup, 65535u);
   CaseResult r = judge(e, backend());
   EXPECT_EQ(r.outcome, Outcome::pass) << r.id << ": " << r.detail;
+}
+
+// A device whose subgroups are smaller than a kernel's shuffle groups (Dispatch::subgroup) reports
+// the case UNSUPPORTED, naming both sizes, before any GPU work: no device has subgroups of 4096.
+TEST_P(SdpaSplit, ShuffleGroupsPastTheDevicesSubgroupsAreUnsupported) {
+  OpDef wide = sdpa_op();
+  wide.plan = [](const Problem& p) {
+    std::vector<Dispatch> plan = sdpa_op().plan(p);
+    for (Dispatch& d : plan)
+      if (d.subgroup) d.subgroup = 4096;
+    return plan;
+  };
+  Expected e = prepare(Case::parse("sdpa/S=1,Hq=8,Hkv=2,D=64,pos=100,impl=split/float32/buffer/seed=1"));
+  ASSERT_EQ(sdpa_op().plan(e.problem)[0].subgroup, 8u);
+  RunOutput r = backend().run(wide, e.problem);
+  EXPECT_EQ(r.status, RunOutput::Status::unsupported) << r.message;
+  EXPECT_NE(r.message.find("shuffles within groups of 4096 invocations; the device's subgroups are"), std::string::npos)
+      << r.message;
 }
 
 INSTANTIATE_TEST_SUITE_P(All, SdpaSplit, ::testing::ValuesIn(known_backends()), [](const auto& info) { return info.param; });
