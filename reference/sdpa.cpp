@@ -59,7 +59,9 @@ struct SplitGeometry {
 // the combine's, which reads every chunk's partial output (ctx 32768: 128 chunks of 256, 2 MiB of
 // partial outputs written and read again beside 134 MB of float16 K/V).
 // The decode partial: blocks of 4 rows; chunks of 64 keys, longer (up to 512) while that leaves
-// more than kDecodeWorkgroups workgroups.
+// more than kDecodeWorkgroups workgroups. Measured on an H100 (the bench shape above, float16): at
+// ctx 4096 shortest chunks of 16 / 32 / 64 took 23.8 / 23.7 / 21.2 us (35 with 16 and 2,048
+// workgroups); at ctx 32768 at most 1,024 / 2,048 / 4,096 workgroups took 85 / 95 / 110 us.
 SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t ctx) {
   SplitGeometry g;
   const int64_t rows = S * (Hq / Hkv);
