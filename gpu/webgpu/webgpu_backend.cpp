@@ -79,9 +79,11 @@ void take_result(const HostBuffer& b, const uint8_t* at, uint8_t* dst) {
 // compile (a module-scope function may shadow a builtin's name).
 }  // namespace
 
-std::string WebGpuBackend::preamble(DType dtype, bool f16, const std::vector<std::string>& defines, bool packed_dot) {
+std::string WebGpuBackend::preamble(DType dtype, bool f16, bool subgroups, const std::vector<std::string>& defines,
+                                    bool packed_dot) {
   std::string s;
   if (f16) s += "enable f16;\n";
+  if (subgroups) s += "enable subgroups;\n";  // kernels that shuffle (Dispatch::subgroup)
   // int8 kernels address packed 32-bit words themselves: they get no DTYPE.
   if (dtype == DType::f32) s += "alias DTYPE = f32;\n";
   if (dtype == DType::f16) s += "alias DTYPE = f16;\n";
@@ -254,8 +256,7 @@ const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const Ke
   p.decls = decls;
   bool f16 = dtype == DType::f16;
   for (const webgpu::TensorForm& f : forms) f16 = f16 || f.dtype == DType::f16;
-  std::string pre = preamble(dtype, f16, d.defines, packed_dot_);
-  if (d.subgroup) pre = "enable subgroups;\n" + pre;
+  std::string pre = preamble(dtype, f16, d.subgroup != 0, d.defines, packed_dot_);
   if (!decls.empty()) {
     webgpu::Expansion e;
     try {

@@ -16,8 +16,8 @@
 //    three subgroupShuffleXor steps that also scatter them: each step halves what an invocation
 //    holds, and afterwards invocation t holds the whole dot product of key t / QB with query t % QB
 //    (a tree over the LG partial sums; each partial adds its texels' vec4 dots in order).
-// 2. Max and sum per query: WG / QB invocations per query over strided parts of the chunk, added in
-//    order through shared memory (as sdpa_split_partial); masked keys' weights become 0.
+// 2. Max and sum per query: WG / QB invocations per query (sdpa_chunk_softmax.glsl); the weights
+//    of keys past a query's limit are never read.
 // 3. Weighted V: invocation (texel d4 = l % 32, slice l / 32) adds keys slice, slice + NS, ... in
 //    key order, KB keys' texels loaded at once; a warp reads whole V rows (coalesced); the weights of
 //    a key for all QB queries are one vec4 of shared memory. The NS slices are added in slice order.
@@ -86,6 +86,9 @@ uint seen_of(uint i) {
 uint texel_of(uint t, uint u) { return 2u * (t + LG * (u / 2u)) + u % 2u; }
 uint fresh_at(uint c, uint d4) { return 4u * (((c - pc.pos) * pc.Hkv + kvh) * pc.D4 + d4); }
 uint cached_at(uint c, uint d4) { return (c * pc.Hkv + kvh) * pc.D4 + d4; }
+float score(uint i, uint c) { return w4[c][i]; }
+void set_weight(uint i, uint c, float e) { w4[c][i] = e; }
+#include "sdpa_chunk_softmax.glsl"
 
 // Two halves of a value list held by partners (lane bit `bit` clear / set): each keeps its half and
 // adds the partner's copy of it.
@@ -160,31 +163,7 @@ void main() {
   }
   barrier();
 
-  const uint P = WG / QB;
-  uint qi = l / P, part = l % P, n = seen_of(qi);
-  float m = MASKED;
-  for (uint c = part; c < n; c += P) m = max(m, w4[c][qi]);
-  red[l] = m;
-  barrier();
-  if (part == 0u) {
-    for (uint x = 1u; x < P; ++x) m = max(m, red[l + x]);
-    stat_m[qi] = m;
-  }
-  barrier();
-  m = stat_m[qi];
-  float sum = 0.0;
-  for (uint c = part; c < nk; c += P) {
-    float e = c < n ? exp(w4[c][qi] - m) : 0.0;
-    w4[c][qi] = e;
-    sum += e;
-  }
-  red[l] = sum;  // the maxima were read before the last barrier
-  barrier();
-  if (part == 0u) {
-    for (uint x = 1u; x < P; ++x) sum += red[l + x];
-    stat_l[qi] = sum;
-  }
-  barrier();
+  chunk_softmax(l, WG / QB, seen_of(l / (WG / QB)));
 
   uint d4 = l % 32u, slice = l / 32u;
   vec4 acc[QB];

@@ -22,9 +22,7 @@
 //    texels of the key's cached row at once (KB loads in flight: decode is bound by memory latency)
 //    and adds their dot products with each query in head-dim order. The queries are staged in
 //    shared memory, in slices of the head dim when they do not fit whole (long heads, prefill).
-// 2. Max and sum per query: P = 64 / qblock invocations per query over strided parts of the chunk
-//    (part k: keys k, k + P, ...), then one adds the P in order (shared memory: no subgroup size
-//    assumed; lavapipe has 8, NVIDIA 32).
+// 2. Max and sum per query: P = 64 / qblock invocations per query (sdpa_chunk_softmax.glsl).
 // 3. Weighted V: an invocation takes one head-dim texel and every qv-th query (qv = 64 / D4, at
 //    least 1, at most the block, at least nq / QPT): consecutive invocations read consecutive
 //    texels of a V row (coalesced), KB cached keys' texels at once, each feeding all the
@@ -91,6 +89,9 @@ uint seen_of(uint i) {
 // Texel d4 of this step's key c >= pos in k / v; earlier keys' in the caches (row c of kvh).
 uint fresh_at(uint c, uint d4) { return 4u * (((c - pc.pos) * pc.Hkv + kvh) * pc.D4 + d4); }
 uint cached_at(uint c, uint d4) { return (c * pc.Hkv + kvh) * pc.D4 + d4; }
+float score(uint i, uint c) { return sc[i * pc.chunk + c]; }
+void set_weight(uint i, uint c, float e) { sc[i * pc.chunk + c] = e; }
+#include "sdpa_chunk_softmax.glsl"
 
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
@@ -141,30 +142,8 @@ void main() {
   }
   barrier();
 
-  uint P = WG / pc.qblock, qi = l / P, part = l % P, n = qi < nq ? seen_of(qi) : 0u;
-  float m = MASKED;
-  for (uint c = part; c < n; c += P) m = max(m, sc[qi * pc.chunk + c]);
-  red[l] = m;
-  barrier();
-  if (part == 0u) {
-    for (uint k = 1u; k < P; ++k) m = max(m, red[l + k]);
-    stat_m[qi] = m;
-  }
-  barrier();
-  m = stat_m[qi];
-  float sum = 0.0;
-  for (uint c = part; c < n; c += P) {
-    float e = exp(sc[qi * pc.chunk + c] - m);
-    sc[qi * pc.chunk + c] = e;
-    sum += e;
-  }
-  red[l] = sum;  // the maxima were read before the last barrier
-  barrier();
-  if (part == 0u) {
-    for (uint k = 1u; k < P; ++k) sum += red[l + k];
-    stat_l[qi] = sum;
-  }
-  barrier();
+  uint P = WG / pc.qblock;
+  chunk_softmax(l, P, l / P < nq ? seen_of(l / P) : 0u);
 
   uint qv = max(clamp(WG / pc.D4, 1u, nq), (nq + QPT - 1u) / QPT);
   for (uint t = l; t < qv * pc.D4; t += WG) {

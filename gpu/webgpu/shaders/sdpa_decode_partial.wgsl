@@ -55,6 +55,9 @@ fn seen_of(i: u32) -> u32 {
 fn texel_of(t: u32, u: u32) -> u32 { return 2u * (t + LG * (u / 2u)) + u % 2u; }
 fn fresh_at(c: u32, d4: u32) -> u32 { return 4u * (((c - pc.pos) * pc.Hkv + kvh) * pc.D4 + d4); }
 fn cached_at(c: u32, d4: u32) -> u32 { return 4u * ((c * pc.Hkv + kvh) * pc.D4 + d4); }
+fn score(i: u32, c: u32) -> f32 { return w4[c][i]; }
+fn set_weight(i: u32, c: u32, e: f32) { w4[c][i] = e; }
+#include "sdpa_chunk_softmax.wgsl"
 
 // Two halves of a value list held by partners (lane bit `bit` clear / set): each keeps its half and
 // adds the partner's copy of it.
@@ -139,34 +142,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   workgroupBarrier();
 
-  let P = WG / QB;
-  let qi = l / P;
-  let part = l % P;
-  let n = seen_of(qi);
-  var m = MASKED;
-  for (var c = part; c < n; c += P) { m = max(m, w4[c][qi]); }
-  red[l] = m;
-  workgroupBarrier();
-  if (part == 0u) {
-    for (var x = 1u; x < P; x++) { m = max(m, red[l + x]); }
-    stat_m[qi] = m;
-  }
-  workgroupBarrier();
-  m = stat_m[qi];
-  var sum = 0.0;
-  for (var c = part; c < nk; c += P) {
-    var e = 0.0;
-    if (c < n) { e = exp(w4[c][qi] - m); }
-    w4[c][qi] = e;
-    sum += e;
-  }
-  red[l] = sum;  // the maxima were read before the last barrier
-  workgroupBarrier();
-  if (part == 0u) {
-    for (var x = 1u; x < P; x++) { sum += red[l + x]; }
-    stat_l[qi] = sum;
-  }
-  workgroupBarrier();
+  chunk_softmax(l, WG / QB, seen_of(l / (WG / QB)));
 
   let d4 = l % 32u;
   let slice = l / 32u;

@@ -50,6 +50,9 @@ fn seen_of(k: Block, i: u32) -> u32 {
 // Element index of texel d4 of this step's key c >= pos in k / v; of an earlier key in the caches.
 fn fresh_at(k: Block, c: u32, d4: u32) -> u32 { return 4u * (((c - pc.pos) * pc.Hkv + k.kvh) * pc.D4 + d4); }
 fn cached_at(k: Block, c: u32, d4: u32) -> u32 { return 4u * ((c * pc.Hkv + k.kvh) * pc.D4 + d4); }
+fn score(i: u32, c: u32) -> f32 { return sc[i * pc.chunk + c]; }
+fn set_weight(i: u32, c: u32, e: f32) { sc[i * pc.chunk + c] = e; }
+#include "sdpa_chunk_softmax.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -118,33 +121,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   workgroupBarrier();
 
   let P = WG / pc.qblock;
-  let qi = l / P;
-  let part = l % P;
   var n = 0u;
-  if (qi < nq) { n = seen_of(blk, qi); }
-  var m = MASKED;
-  for (var c = part; c < n; c += P) { m = max(m, sc[qi * pc.chunk + c]); }
-  red[l] = m;
-  workgroupBarrier();
-  if (part == 0u) {
-    for (var k = 1u; k < P; k++) { m = max(m, red[l + k]); }
-    stat_m[qi] = m;
-  }
-  workgroupBarrier();
-  m = stat_m[qi];
-  var sum = 0.0;
-  for (var c = part; c < n; c += P) {
-    let e = exp(sc[qi * pc.chunk + c] - m);
-    sc[qi * pc.chunk + c] = e;
-    sum += e;
-  }
-  red[l] = sum;  // the maxima were read before the last barrier
-  workgroupBarrier();
-  if (part == 0u) {
-    for (var k = 1u; k < P; k++) { sum += red[l + k]; }
-    stat_l[qi] = sum;
-  }
-  workgroupBarrier();
+  if (l / P < nq) { n = seen_of(blk, l / P); }
+  chunk_softmax(l, P, n);
 
   let qv = max(clamp(WG / pc.D4, 1u, nq), (nq + QPT - 1u) / QPT);
   let nc = select(0u, min(nk, pc.pos - c0), pc.pos > c0);  // cached keys, then this step's
