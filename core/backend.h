@@ -2,6 +2,7 @@
 // A backend runs an operator's problem and returns what the device wrote. It validates the
 // contract itself (the reference's rules, the same ids) and its own device limits before it
 // allocates anything; the counters let tests prove that a rejected case touched nothing.
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -63,10 +64,13 @@ class Backend {
   // (on a GPU driver a pipeline takes ~0.1 s, most of a sweep's time). Called from the thread that
   // calls run(); never fails (a kernel that does not compile reports itself in run()).
   virtual void warm(const OpDef& op, const Problem& p) {}
+  // How many threads may call run() and warm() at once (check runs that many lanes on it); 1: one
+  // thread at a time.
+  virtual unsigned concurrency() const { return 1; }
 
   // Incremented by implementations on every device allocation / dispatch.
-  uint64_t allocations = 0;
-  uint64_t dispatches = 0;
+  std::atomic<uint64_t> allocations = 0;
+  std::atomic<uint64_t> dispatches = 0;
 };
 
 }  // namespace ts

@@ -24,15 +24,23 @@ std::string_view outcome_name(Outcome o) {
 }
 
 Expected prepare(const OpDef& op, const Case& c, uint64_t max_bytes) {
-  check_case(op, c);
   Expected e;
+  prepare(e, op, c, max_bytes, [](bool) {});
+  return e;
+}
+
+void prepare(Expected& e, const OpDef& op, const Case& c, uint64_t max_bytes, const std::function<void(bool)>& made) {
+  check_case(op, c);
   e.c = c;
   e.op = &op;
   AllocationLimit limit(max_bytes);
   Phase ph("prepare: inputs, reference, tolerance");
+  bool announced = false;
   try {
     e.problem = e.op->make(c);
     e.violation = e.op->validate(e.problem);
+    announced = true;
+    made(true);
     if (!e.violation) {
       // The reference's float64 outputs, estimated from the declaration before they are allocated.
       AllocationLimit::charge(declared_output_bytes(*e.op, e.problem), {});
@@ -44,7 +52,7 @@ Expected prepare(const OpDef& op, const Case& c, uint64_t max_bytes) {
   } catch (const std::exception& ex) {
     e.error = cat("building the case failed: ", ex.what());
   }
-  return e;
+  if (!announced) made(false);
 }
 
 namespace {
@@ -68,14 +76,13 @@ std::string describe_failure(const CompareReport& r, const Tensor& got, bool scr
 
 }  // namespace
 
-BackendRun run_case(const Expected& e, Backend& backend) {
+BackendRun run_case(const OpDef& op, const Problem& p, Backend& backend) {
   BackendRun b;
   b.backend = std::string(backend.kind());
-  if (!e.error.empty()) return b;  // judge_run reports the case's own error
   const auto t0 = std::chrono::steady_clock::now();
   try {
     Phase ph("judge: backend run");
-    b.out = backend.run(*e.op, e.problem);
+    b.out = backend.run(op, p);
   } catch (const std::exception& ex) {
     b.threw = ex.what();
   }
@@ -157,6 +164,9 @@ CaseResult judge_run(const Expected& e, BackendRun b) {
   return done(detail.empty() ? Outcome::pass : Outcome::fail, detail);
 }
 
-CaseResult judge(const Expected& e, Backend& backend) { return judge_run(e, run_case(e, backend)); }
+CaseResult judge(const Expected& e, Backend& backend) {
+  // A case that could not be built never reaches the backend: judge_run reports its own error.
+  return judge_run(e, e.error.empty() ? run_case(*e.op, e.problem, backend) : BackendRun{std::string(backend.kind())});
+}
 
 }  // namespace ts

@@ -1,6 +1,7 @@
 #pragma once
 // One case from id to outcome: the reference's side is prepared once (inputs, contract verdict,
 // float64 outputs) and then judged against each backend (SPEC "Comparison and outcomes").
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,11 @@ struct Expected {
 // in reference/registry.h finds its operator.
 // `max_bytes`: the host memory a case may take (check: kMaxCaseBytes; bench states its own).
 Expected prepare(const OpDef& op, const Case& c, uint64_t max_bytes = kMaxCaseBytes);
+// The same into `e`, calling `made(built)` as soon as the inputs and the contract verdict are in
+// (built: e.error is empty), before the reference runs: a backend may run the case from then on
+// while this thread computes the reference. After made(), only e.outputs, e.tol and e.error change.
+// A usage error (malformed, too large) is thrown, whether or not made() was called.
+void prepare(Expected& e, const OpDef& op, const Case& c, uint64_t max_bytes, const std::function<void(bool)>& made);
 
 struct CaseResult {
   std::string id;
@@ -52,7 +58,8 @@ CaseResult judge(const Expected& e, Backend& backend);
 
 // judge() in its two halves, so that the comparison can run on another thread than the backend's
 // (check: each backend's calls stay on one thread, and comparing took 40% of that thread's time).
-// run_case calls the backend (never for a case that could not be built) and catches what it throws;
+// run_case calls the backend and catches what it throws (callers never run a case that could not be
+// built: Expected::error);
 // judge_run decides the outcome; CaseResult::seconds is both halves' time together.
 struct BackendRun {
   std::string backend;               // Backend::kind()
@@ -60,7 +67,7 @@ struct BackendRun {
   std::optional<std::string> threw;  // what the backend threw, if it did
   double seconds = 0;
 };
-BackendRun run_case(const Expected& e, Backend& backend);
+BackendRun run_case(const OpDef& op, const Problem& p, Backend& backend);
 CaseResult judge_run(const Expected& e, BackendRun run);
 
 }  // namespace ts

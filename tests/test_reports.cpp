@@ -264,11 +264,11 @@ TEST(HtmlReport, TheHeatmapShowsAPlantedErrorInItsCell) {
 
 // ---- check on a broken kernel, in process ----
 
-std::vector<BackendSlot> vulkan_slot(const std::string& broken_rope_half = "") {
+std::vector<BackendSlot> vulkan_slot(const std::string& broken_rope_half = "", uint32_t lanes = 0) {
   std::vector<BackendSlot> slots(1);
   slots[0].name = "vulkan";
   slots[0].requested = true;
-  auto b = VulkanBackend::create({}, &slots[0].unavailable);
+  auto b = VulkanBackend::create({.lanes = lanes}, &slots[0].unavailable);
   if (b && !broken_rope_half.empty()) b->set_kernel_source("rope_half", broken_rope_half);
   slots[0].backend = std::move(b);
   return slots;
@@ -289,6 +289,34 @@ int run_captured(const CheckOptions& o, std::vector<BackendSlot>& slots, std::st
   const int rc = run_check(o, slots);
   *out = ::testing::internal::GetCapturedStdout();
   return rc;
+}
+
+// A check whose lane runs three cases at once (Backend::concurrency) reports what one at a time
+// does, case by case and in order: a broken kernel's sweep, and sdpa's (two dispatches, scratch,
+// images), each on a device of its own.
+TEST(Reports, CasesRunThreeAtATimeReportWhatOneAtATimeDoes) {
+  auto cases_of = [](const std::string& broken, const CheckOptions& o, uint32_t lanes) {
+    auto slots = vulkan_slot(broken, lanes);
+    EXPECT_TRUE(slots[0].backend) << slots[0].unavailable;
+    if (!slots[0].backend) return json();
+    EXPECT_EQ(slots[0].backend->concurrency(), lanes);
+    CheckOptions with = o;
+    with.json = temp_dir(cat("lanes", lanes)) + "/r.json";
+    std::string out;
+    run_captured(with, slots, &out);
+    const json rep = load(with.json);
+    json kept = json::array();
+    for (const json& c : rep["cases"])
+      kept.push_back({c["index"], c["id"], c["outcome"], c["worst"], c.value("detail", "")});
+    return kept;
+  };
+  CheckOptions sdpa;
+  sdpa.ops = {"sdpa"}, sdpa.dtypes = {"float16"}, sdpa.cases = 24, sdpa.seed = 5, sdpa.quiet = true;
+  for (auto [broken, o] : {std::pair{std::string(kSkipsRaggedTail), rope_half_f32(30)}, {std::string(), sdpa}}) {
+    const json one = cases_of(broken, o, 1), three = cases_of(broken, o, 3);
+    EXPECT_EQ(one.size(), size_t(o.cases));
+    EXPECT_EQ(one, three);
+  }
 }
 
 TEST(Reports, ABrokenKernelsSweepIsReportedWhereItFails) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <thread>
 #include <cstdio>
 #include <iostream>
 
@@ -453,6 +454,36 @@ TEST_F(VulkanRuntime, HungKernelIsAnErrorAndTheNextRunWorks) {
 
   OpDef o = op("axpy", single_plan);
   expect_axpy(fast->run(o, axpy_problem(100, DType::f32)), 100);
+}
+
+// Cases run at once (check's lanes, VulkanBackend::concurrency) share the device's one queue: a
+// case queued behind a kernel that does not finish must not be blamed for it. It waits until that
+// case's device is abandoned and runs again on the new one.
+TEST_F(VulkanRuntime, ACaseQueuedBehindAHungKernelRunsAgainOnTheNewDevice) {
+  constexpr uint64_t kProbe = 1'000'000;
+  spin_ms(b(), kProbe);
+  const uint64_t iterations = uint64_t(kProbe * 1500 / std::max(spin_ms(b(), kProbe), 1.0));
+  std::string why;
+  auto two = open({.timeout_ms = 300, .lanes = 2}, &why);
+  ASSERT_TRUE(two) << why;
+  EXPECT_EQ(two->concurrency(), 2u);
+  OpDef o = op("axpy", single_plan);
+  spin_ms(*two, 1);  // both kernels compiled before the race
+  expect_axpy(two->run(o, axpy_problem(100, DType::f32)), 100);
+
+  RunOutput hung;
+  std::thread spinning([&] { spin_ms(*two, iterations, &hung); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the spin is on the queue
+  const auto t0 = std::chrono::steady_clock::now();
+  RunOutput behind = two->run(o, axpy_problem(100, DType::f32));
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  spinning.join();
+  EXPECT_EQ(hung.status, RunOutput::Status::error);
+  EXPECT_NE(hung.message.find("did not finish within 300 ms"), std::string::npos) << hung.message;
+  expect_axpy(std::move(behind), 100);
+  // It waited for the spin's case to be found out (~200 ms more), not a whole timeout of its own
+  // after that; the margin is for a loaded 2-core machine.
+  EXPECT_LT(ms, 1200);
 }
 
 }  // namespace

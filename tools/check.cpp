@@ -71,19 +71,45 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
   return std::fflush(stdout) == 0 ? 0 : 2;
 }
 
-constexpr size_t kInFlight = 8;  // cases a lane may run ahead of the tally (run_check)
+constexpr size_t kInFlight = 8;  // cases a lane thread may run ahead of the tally (run_check)
 
-// Every call into backend s (warm, run_case) runs on lanes[s], in the order handed in: a case runs
-// on every backend at once, so with two one's GPU round trip overlaps the other's (the H100's default
-// check, 7,200 runs, took 39 s one backend after the other), and a backend is still never called
-// from two threads (warm and run share its device, its worker pipe). Comparing is not a backend
-// call: it runs on a pool of its own (run_check's `comparing`). WebGPU runs from several threads,
-// one per Dawn worker, measured no faster on the H100 (17-24 s for its default check against 21.5 s
-// with one), since a sweep's cases share a few shader sets and so a few workers.
+// Every call into backend s (warm, run_case) runs on lanes[s], taken in the order handed in: a case
+// runs on every backend at once, so with two one's GPU round trip overlaps the other's (the H100's
+// default check, 7,200 runs, took 39 s one backend after the other). A lane has as many threads as
+// its backend takes calls at once (Backend::concurrency: 1 on lavapipe, where each case already
+// spreads over the cores). Comparing is not a backend call: it runs on a pool of its own
+// (run_check's `comparing`).
 using Lanes = std::vector<std::unique_ptr<TaskPool>>;
 
-std::shared_future<Expected> launch(Case c) {
-  return std::async(std::launch::async, [c = std::move(c)] { return prepare(c); }).share();
+// A case being prepared on a thread of its own: its inputs first (`made`: whether they were built),
+// then its float64 reference (`done`). A lane runs the case as soon as it is made, while the
+// reference is still being computed; comparing and the tally wait for done. On the H100 the lanes
+// spent 30% of a warm check waiting for references they do not read.
+struct Prepared {
+  std::shared_ptr<Expected> e;
+  std::shared_future<bool> made;
+  std::shared_future<void> done;
+  bool valid() const { return e != nullptr; }
+};
+
+Prepared launch(const OpDef& op, Case c) {
+  Prepared p;
+  p.e = std::make_shared<Expected>();
+  auto made = std::make_shared<std::promise<bool>>();
+  p.made = made->get_future().share();
+  p.done = std::async(std::launch::async, [e = p.e, made, &op, c = std::move(c)] {
+             bool told = false;
+             try {
+               prepare(*e, op, c, kMaxCaseBytes, [&](bool built) {
+                 told = true;
+                 made->set_value(built);
+               });
+             } catch (...) {
+               if (!told) made->set_exception(std::current_exception());
+               throw;
+             }
+           }).share();
+  return p;
 }
 
 // One sweep of the run and the run position of its case 0.
@@ -93,7 +119,7 @@ struct RunSweep {
 };
 
 // A sweep's large case (its index and its case being prepared), if this shard and --match run it.
-using LargeCase = std::optional<std::pair<int64_t, std::shared_future<Expected>>>;
+using LargeCase = std::optional<std::pair<int64_t, Prepared>>;
 
 // The large case's float64 reference takes up to ~2 s (q8ta_add's), longer than a whole sweep on a GPU
 // (0.3-1 s on the H100): each is started large_ahead() sweeps before its own starts, so at most
@@ -105,7 +131,7 @@ LargeCase start_large(const Sweep& sweep, uint64_t first, const CheckOptions& o,
   if (!k || (first + uint64_t(*k)) % o.shards != o.shard) return std::nullopt;
   Case c = sweep.at(*k);
   if (match && !std::regex_search(c.id(), *match)) return std::nullopt;
-  return std::make_pair(*k, launch(std::move(c)));
+  return std::make_pair(*k, launch(sweep.op(), std::move(c)));
 }
 
 // The cases of one sweep in order, each prepared (inputs, contract verdict, float64 reference,
@@ -118,7 +144,7 @@ class Lookahead {
   struct Next {
     int64_t k;
     uint64_t position;
-    std::shared_future<Expected> expected;  // not valid(): --match leaves the case out
+    Prepared expected;  // not valid(): --match leaves the case out
   };
   // `large`: the sweep's large case, started earlier (start_large).
   Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index,
@@ -137,7 +163,7 @@ class Lookahead {
       } else {
         Phase drawing("check: draw the case (generators)");
         Case c = sweep_.at(k);
-        if (!match_ || std::regex_search(c.id(), *match_)) n.expected = launch(std::move(c));
+        if (!match_ || std::regex_search(c.id(), *match_)) n.expected = launch(sweep_.op(), std::move(c));
       }
       queue_.push_back(std::move(n));
     }
@@ -354,7 +380,11 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
   TaskPool comparing(std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u));
   Lanes lanes(slots.size());
   for (size_t s = 0; s < slots.size(); ++s)
-    if (slots[s].backend) lanes[s] = std::make_unique<TaskPool>(1);
+    if (slots[s].backend) lanes[s] = std::make_unique<TaskPool>(std::max(1u, slots[s].backend->concurrency()));
+  unsigned threads = 1;  // the most threads a lane has
+  for (auto& slot : slots)
+    if (slot.backend) threads = std::max(threads, slot.backend->concurrency());
+  const size_t in_flight = kInFlight * threads;
   WarmAhead warm(sweeps, o, match, slots, lanes);
   std::deque<LargeCase> larges;  // sweep j's and the next sweeps', started
   auto start_larges = [&, started = size_t(0)](size_t through) mutable {
@@ -392,19 +422,19 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     }
     auto last_progress = std::chrono::steady_clock::now();
     Lookahead ahead(sweep, o, match, index, std::move(large));
-    // Cases handed to the lanes and not yet tallied, in order: a lane runs up to kInFlight cases
+    // Cases handed to the lanes and not yet tallied, in order: a lane runs up to in_flight cases
     // ahead of the tally, so one backend's slow case (a pipeline still compiling) does not hold the
     // other back. A judge holds its case's shared_future, not a reference.
     struct InFlight {
       int64_t k;
       uint64_t position;
-      std::shared_future<Expected> expected;
+      Prepared expected;
       std::vector<std::future<CaseResult>> judged;
     };
     std::deque<InFlight> flight;
     bool drawn_all = false;
     while (!stopped) {
-      while (!drawn_all && flight.size() < kInFlight) {
+      while (!drawn_all && flight.size() < in_flight) {
         warm.advance(index);
         auto next = ahead.next();
         if (!next) {
@@ -423,10 +453,16 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
             lanes[s]->submit([b, x = f.expected, &cancel, &comparing, judged] {
               try {
                 if (cancel) return judged->set_value(CaseResult{});
-                auto ran = std::make_shared<BackendRun>(run_case(x.get(), *b));
+                const bool built = [&] {
+                  Phase waiting("check: a lane waits for its case's inputs");
+                  return x.made.get();
+                }();
+                auto ran = std::make_shared<BackendRun>(built ? run_case(*x.e->op, x.e->problem, *b)
+                                                              : BackendRun{std::string(b->kind())});
                 comparing.submit([x, ran, judged] {
                   try {
-                    judged->set_value(judge_run(x.get(), std::move(*ran)));
+                    x.done.get();
+                    judged->set_value(judge_run(*x.e, std::move(*ran)));
                   } catch (...) {
                     judged->set_exception(std::current_exception());
                   }
@@ -446,7 +482,8 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
       progress.update(++done, failing);
       const Expected& e = [&]() -> const Expected& {
         Phase waiting("check: wait for the case's reference (prepared ahead)");
-        return current.expected.get();
+        current.expected.done.get();
+        return *current.expected.e;
       }();
       const int64_t elements = input_elements(e);
       std::vector<std::future<CaseResult>>& judged = current.judged;

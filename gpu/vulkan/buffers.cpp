@@ -30,17 +30,20 @@ BufferPool::~BufferPool() {
 Buffer BufferPool::acquire(VkDeviceSize size, Role role) {
   // Power-of-two capacities (at least a page), so that cases of similar sizes share buffers.
   VkDeviceSize capacity = std::bit_ceil(std::max<VkDeviceSize>(size, 4096));
+  std::unique_lock lock(mu_);
   if (auto it = idle_.find({role, capacity}); it != idle_.end()) {
     Buffer b = it->second;
     idle_.erase(it);
     idle_bytes_ -= capacity;
     return b;
   }
+  lock.unlock();
   return create(capacity, role);
 }
 
 void BufferPool::release(const Buffer& b, Role role) {
   if (!b.buffer) return;
+  std::unique_lock lock(mu_);
   if (idle_bytes_ + b.capacity > kMaxIdleBytes) return destroy(b);
   idle_.emplace(std::make_pair(role, b.capacity), b);
   idle_bytes_ += b.capacity;

@@ -2,6 +2,7 @@
 // Storage buffers of one device, recycled across cases: on NVIDIA a memory allocation costs more
 // than a small case's whole dispatch, so a sweep of small cases would be dominated by it.
 #include <map>
+#include <mutex>
 #include <utility>
 
 #include "gpu/vulkan/context.h"
@@ -36,6 +37,7 @@ class BufferPool {
   void destroy(const Buffer& b) const;
 
   const Device& dev_;
+  std::mutex mu_;  // cases in flight on several threads share the pool
   std::multimap<std::pair<Role, VkDeviceSize>, Buffer> idle_;  // by (role, capacity)
   VkDeviceSize idle_bytes_ = 0;
 };

@@ -349,50 +349,95 @@ Device::Device(Adapter a) : adapter(std::move(a)) {
   check(vkCreateDevice(adapter.handle, &ci, nullptr, &handle), "vkCreateDevice");
   volkLoadDeviceTable(&fn, handle);
   fn.vkGetDeviceQueue(handle, adapter.queue_family, 0, &queue);
-  try {
-    VkCommandPoolCreateInfo pool_ci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pool_ci.queueFamilyIndex = adapter.queue_family;
-    check(fn.vkCreateCommandPool(handle, &pool_ci, nullptr, &pool), "vkCreateCommandPool");
-    VkCommandBufferAllocateInfo cmd_ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr, pool,
-                                       VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
-    check(fn.vkAllocateCommandBuffers(handle, &cmd_ai, &cmd), "vkAllocateCommandBuffers");
-    VkFenceCreateInfo fence_ci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    check(fn.vkCreateFence(handle, &fence_ci, nullptr, &fence), "vkCreateFence");
-  } catch (...) {
-    destroy();
-    throw;
-  }
 }
 
 // Owners never destroy a device with work in flight (a hung kernel's device is leaked instead).
 Device::~Device() { destroy(); }
 
+void Device::destroy(CaseContext& c) const {
+  fn.vkDestroyDescriptorPool(handle, c.descriptors, nullptr);
+  fn.vkDestroyFence(handle, c.fence, nullptr);
+  fn.vkDestroyCommandPool(handle, c.pool, nullptr);  // frees cmd
+}
+
 void Device::destroy() {
-  fn.vkDestroyDescriptorPool(handle, descriptors_, nullptr);
-  fn.vkDestroyFence(handle, fence, nullptr);
-  fn.vkDestroyCommandPool(handle, pool, nullptr);  // frees cmd
+  for (auto& c : contexts_) destroy(*c);
   fn.vkDestroyDevice(handle, nullptr);
 }
 
-VkDescriptorPool Device::descriptor_pool(uint32_t sets, uint32_t buffers, uint32_t images) {
-  if (descriptors_ && sets <= descriptor_sets_ && buffers <= descriptor_buffers_ && images <= descriptor_images_) {
-    check(fn.vkResetDescriptorPool(handle, descriptors_, 0), "vkResetDescriptorPool");
-    return descriptors_;
+CaseContext& Device::acquire() {
+  {
+    std::lock_guard lock(mu_);
+    if (!idle_.empty()) {
+      CaseContext* c = idle_.back();
+      idle_.pop_back();
+      return *c;
+    }
   }
-  fn.vkDestroyDescriptorPool(handle, descriptors_, nullptr);
-  descriptors_ = VK_NULL_HANDLE;
+  auto c = std::make_unique<CaseContext>();
+  try {
+    VkCommandPoolCreateInfo pool_ci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_ci.queueFamilyIndex = adapter.queue_family;
+    check(fn.vkCreateCommandPool(handle, &pool_ci, nullptr, &c->pool), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo cmd_ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr, c->pool,
+                                       VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+    check(fn.vkAllocateCommandBuffers(handle, &cmd_ai, &c->cmd), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fence_ci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(fn.vkCreateFence(handle, &fence_ci, nullptr, &c->fence), "vkCreateFence");
+  } catch (...) {
+    destroy(*c);
+    throw;
+  }
+  std::lock_guard lock(mu_);
+  contexts_.push_back(std::move(c));
+  return *contexts_.back();
+}
+
+void Device::release(CaseContext& c) {
+  std::lock_guard lock(mu_);
+  idle_.push_back(&c);
+}
+
+VkResult Device::submit(VkCommandBuffer cmd, VkFence fence, uint64_t& seq) {
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  std::lock_guard lock(mu_);
+  VkResult r = fn.vkQueueSubmit(queue, 1, &si, fence);
+  seq = next_seq_++;
+  if (r == VK_SUCCESS) in_flight_.insert(seq);
+  return r;
+}
+
+bool Device::earlier_in_flight(uint64_t seq) const {
+  std::lock_guard lock(mu_);
+  return !in_flight_.empty() && *in_flight_.begin() < seq;
+}
+
+void Device::done(uint64_t seq) {
+  std::lock_guard lock(mu_);
+  in_flight_.erase(seq);
+}
+
+VkDescriptorPool Device::descriptor_pool(CaseContext& c, uint32_t sets, uint32_t buffers, uint32_t images) {
+  if (c.descriptors && sets <= c.sets && buffers <= c.buffers && images <= c.images) {
+    check(fn.vkResetDescriptorPool(handle, c.descriptors, 0), "vkResetDescriptorPool");
+    return c.descriptors;
+  }
+  fn.vkDestroyDescriptorPool(handle, c.descriptors, nullptr);
+  c.descriptors = VK_NULL_HANDLE;
   // Grown geometrically, so that a sweep's growing plans recreate it only a few times.
-  descriptor_sets_ = std::max({sets, 2 * descriptor_sets_, 16u});
-  descriptor_buffers_ = std::max({buffers, 2 * descriptor_buffers_, 64u});
-  descriptor_images_ = std::max({images, 2 * descriptor_images_, 64u});
-  VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptor_buffers_},
-                                  {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptor_images_}};
+  c.sets = std::max({sets, 2 * c.sets, 16u});
+  c.buffers = std::max({buffers, 2 * c.buffers, 64u});
+  c.images = std::max({images, 2 * c.images, 64u});
+  VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, c.buffers},
+                                  {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, c.images}};
   VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  ci.maxSets = descriptor_sets_;
+  ci.maxSets = c.sets;
   ci.poolSizeCount = 2;
   ci.pPoolSizes = sizes;
-  check(fn.vkCreateDescriptorPool(handle, &ci, nullptr, &descriptors_), "vkCreateDescriptorPool");
-  return descriptors_;
+  check(fn.vkCreateDescriptorPool(handle, &ci, nullptr, &c.descriptors), "vkCreateDescriptorPool");
+  return c.descriptors;
 }
 
 }  // namespace ts::vk

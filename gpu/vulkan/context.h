@@ -1,7 +1,10 @@
 #pragma once
 // The Vulkan instance (with the validation messenger), the physical devices it sees, and one
 // logical device with a compute queue.
+#include <atomic>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,9 +83,19 @@ std::vector<std::string> numbered(const std::vector<Adapter>& all);
 // index; or a case-insensitive substring of the name. Throws std::runtime_error listing the devices.
 Adapter select_adapter(const Instance& instance, const std::string& selector);
 
-// The logical device and the objects cases take turns with: one command buffer, one fence, one
-// descriptor pool, reset per case (creating them per case costs about 0.5 ms on NVIDIA). Cases run
-// one at a time: each one finishes, or its whole device is abandoned.
+// What one case in flight records into and waits on: a command buffer, its fence and a descriptor
+// pool, reset per case (creating them per case costs about 0.5 ms on NVIDIA).
+struct CaseContext {
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;  // reset with the pool
+  VkFence fence = VK_NULL_HANDLE;
+  VkDescriptorPool descriptors = VK_NULL_HANDLE;
+  uint32_t sets = 0, buffers = 0, images = 0;  // what `descriptors` holds
+};
+
+// The logical device, its one compute queue, and the case contexts: one per case in flight, so
+// that several threads may run cases at once (VulkanBackend::concurrency). A case that does not
+// finish has its whole device abandoned (VulkanBackend's State).
 class Device {
  public:
   explicit Device(Adapter adapter);
@@ -90,25 +103,37 @@ class Device {
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
-  // An empty descriptor pool with room for `sets` sets holding `buffers` storage buffers and
-  // `images` storage images in all.
-  VkDescriptorPool descriptor_pool(uint32_t sets, uint32_t buffers, uint32_t images);
+  // A context no other case holds (made on first need), until release().
+  CaseContext& acquire();
+  void release(CaseContext& c);
+  // The context's descriptor pool, emptied, with room for `sets` sets holding `buffers` storage
+  // buffers and `images` storage images in all.
+  VkDescriptorPool descriptor_pool(CaseContext& c, uint32_t sets, uint32_t buffers, uint32_t images);
+  // vkQueueSubmit of one command buffer, under the queue's lock (queues are externally synchronized).
+  // `seq` receives the submission's place in the queue's order.
+  VkResult submit(VkCommandBuffer cmd, VkFence fence, uint64_t& seq);
+  // Whether a submission earlier than `seq` is still in flight (not yet done()): a case waiting on
+  // its fence may be held up by another's kernel, which the same queue runs first.
+  bool earlier_in_flight(uint64_t seq) const;
+  void done(uint64_t seq);
 
   const Adapter adapter;
   VolkDeviceTable fn{};  // per-device pointers: several devices may live at once (a lost one, a new one)
   VkDevice handle = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;  // reset with the pool
-  VkFence fence = VK_NULL_HANDLE;
+  // Set when a case's kernel did not finish and this device was abandoned: the cases queued behind
+  // it on other threads run again on a new device rather than being blamed.
+  std::atomic<bool> abandoned{false};
 
  private:
   void destroy();
+  void destroy(CaseContext& c) const;
 
-  VkDescriptorPool descriptors_ = VK_NULL_HANDLE;
-  uint32_t descriptor_sets_ = 0;
-  uint32_t descriptor_buffers_ = 0;
-  uint32_t descriptor_images_ = 0;
+  mutable std::mutex mu_;  // the queue, the contexts, the in-flight list
+  std::vector<std::unique_ptr<CaseContext>> contexts_;
+  std::vector<CaseContext*> idle_;
+  uint64_t next_seq_ = 0;
+  std::set<uint64_t> in_flight_;
 };
 
 }  // namespace ts::vk

@@ -71,11 +71,14 @@ ImageMemory::~ImageMemory() {
 
 ImageMemory::Block ImageMemory::acquire(uint32_t type, VkDeviceSize size) {
   const VkDeviceSize capacity = std::bit_ceil(std::max<VkDeviceSize>(size, 4096));
-  if (auto it = idle_.find({type, capacity}); it != idle_.end()) {
-    Block b{it->second, type, capacity};
-    idle_.erase(it);
-    idle_bytes_ -= capacity;
-    return b;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = idle_.find({type, capacity}); it != idle_.end()) {
+      Block b{it->second, type, capacity};
+      idle_.erase(it);
+      idle_bytes_ -= capacity;
+      return b;
+    }
   }
   Block b{VK_NULL_HANDLE, type, capacity};
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, nullptr, capacity, type};
@@ -85,6 +88,7 @@ ImageMemory::Block ImageMemory::acquire(uint32_t type, VkDeviceSize size) {
 
 void ImageMemory::release(const Block& b) {
   if (!b.memory) return;
+  std::lock_guard lock(mu_);
   if (idle_bytes_ + b.capacity > kMaxIdleBytes) return dev_.fn.vkFreeMemory(dev_.handle, b.memory, nullptr);
   idle_.emplace(std::make_pair(b.type, b.capacity), b.memory);
   idle_bytes_ += b.capacity;

@@ -3,6 +3,7 @@
 // per 4 lanes, created per case with a view for the descriptor, in device memory recycled across
 // cases (an allocation costs more than a small case on NVIDIA, as BufferPool says).
 #include <map>
+#include <mutex>
 #include <utility>
 
 #include "gpu/gpu_backend.h"
@@ -42,6 +43,7 @@ class ImageMemory {
 
  private:
   const Device& dev_;
+  std::mutex mu_;  // cases in flight on several threads share the blocks
   std::multimap<std::pair<uint32_t, VkDeviceSize>, VkDeviceMemory> idle_;
   VkDeviceSize idle_bytes_ = 0;
 };

@@ -59,6 +59,8 @@ void barrier(const Device& dev, VkCommandBuffer cmd, VkPipelineStageFlags src_st
 }  // namespace
 
 Submission::~Submission() {
+  if (submitted_) dev_.done(seq_);
+  dev_.release(ctx_);
   if (queries_) dev_.fn.vkDestroyQueryPool(dev_.handle, queries_, nullptr);
   for (const Slot& s : slots_) {
     if (s.image.image) destroy_image(dev_, images_, s.image);
@@ -68,7 +70,7 @@ Submission::~Submission() {
   }
 }
 
-void Submission::upload(const std::vector<HostBuffer>& host, uint64_t& allocations) {
+void Submission::upload(const std::vector<HostBuffer>& host, std::atomic<uint64_t>& allocations) {
   for (const HostBuffer& h : host) {
     VkDeviceSize size = device_size(h);
     slots_.emplace_back();
@@ -88,7 +90,7 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
   uint32_t nbuffers = 0, nimages = 0;
   for (const Step& st : steps)
     for (auto [binding, index] : st.bindings) ++(host[index].image() ? nimages : nbuffers);
-  VkDescriptorPool descriptors = dev_.descriptor_pool(uint32_t(steps.size()), nbuffers, nimages);
+  VkDescriptorPool descriptors = dev_.descriptor_pool(ctx_, uint32_t(steps.size()), nbuffers, nimages);
   std::vector<VkDescriptorSetLayout> layouts;
   for (const Step& st : steps) layouts.push_back(st.pipeline->set_layout);
   std::vector<VkDescriptorSet>& sets = sets_;
@@ -132,8 +134,8 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
     }
   dev_.fn.vkUpdateDescriptorSets(dev_.handle, uint32_t(writes.size()), writes.data(), 0, nullptr);
 
-  const VkCommandBuffer cmd = dev_.cmd;
-  check(dev_.fn.vkResetCommandPool(dev_.handle, dev_.pool, 0), "vkResetCommandPool");
+  const VkCommandBuffer cmd = ctx_.cmd;
+  check(dev_.fn.vkResetCommandPool(dev_.handle, ctx_.pool, 0), "vkResetCommandPool");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(dev_.fn.vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
@@ -220,21 +222,21 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
   }
   check(dev_.fn.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
 
-  check(dev_.fn.vkResetFences(dev_.handle, 1, &dev_.fence), "vkResetFences");
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd;
-  VkResult r = dev_.fn.vkQueueSubmit(dev_.queue, 1, &si, dev_.fence);
+  check(dev_.fn.vkResetFences(dev_.handle, 1, &ctx_.fence), "vkResetFences");
+  if (submitted_) dev_.done(seq_);
+  VkResult r = dev_.submit(cmd, ctx_.fence, seq_);
   submitted_ = r == VK_SUCCESS || r == VK_ERROR_DEVICE_LOST;
   return r;
 }
 
 VkResult Submission::wait(uint64_t timeout_ns) const {
-  return dev_.fn.vkWaitForFences(dev_.handle, 1, &dev_.fence, VK_TRUE, timeout_ns);
+  const VkResult r = dev_.fn.vkWaitForFences(dev_.handle, 1, &ctx_.fence, VK_TRUE, timeout_ns);
+  if (r == VK_SUCCESS) dev_.done(seq_);
+  return r;
 }
 
 bool Submission::finished() const {
-  return !submitted_ || dev_.fn.vkGetFenceStatus(dev_.handle, dev_.fence) != VK_NOT_READY;
+  return !submitted_ || dev_.fn.vkGetFenceStatus(dev_.handle, ctx_.fence) != VK_NOT_READY;
 }
 
 void Submission::read_back(std::vector<HostBuffer>& host) const {
@@ -265,8 +267,8 @@ VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps)
     qi.queryCount = query_capacity_ = std::max(2 * reps, 2u);
     check(dev_.fn.vkCreateQueryPool(dev_.handle, &qi, nullptr, &queries_), "vkCreateQueryPool");
   }
-  const VkCommandBuffer cmd = dev_.cmd;
-  check(dev_.fn.vkResetCommandPool(dev_.handle, dev_.pool, 0), "vkResetCommandPool");
+  const VkCommandBuffer cmd = ctx_.cmd;
+  check(dev_.fn.vkResetCommandPool(dev_.handle, ctx_.pool, 0), "vkResetCommandPool");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(dev_.fn.vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
@@ -293,11 +295,9 @@ VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps)
     dev_.fn.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2 * r + 1);
   }
   check(dev_.fn.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
-  check(dev_.fn.vkResetFences(dev_.handle, 1, &dev_.fence), "vkResetFences");
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd;
-  VkResult r = dev_.fn.vkQueueSubmit(dev_.queue, 1, &si, dev_.fence);
+  check(dev_.fn.vkResetFences(dev_.handle, 1, &ctx_.fence), "vkResetFences");
+  if (submitted_) dev_.done(seq_);
+  VkResult r = dev_.submit(cmd, ctx_.fence, seq_);
   submitted_ = submitted_ || r == VK_SUCCESS || r == VK_ERROR_DEVICE_LOST;
   return r;
 }

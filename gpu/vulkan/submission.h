@@ -1,6 +1,7 @@
 #pragma once
 // One case on the device: a buffer or a 3-D image per host buffer and the whole plan in the device's
 // command buffer. Kept alive, with its device, while a timed-out kernel may still be running.
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -24,19 +25,23 @@ struct Step {
 
 class Submission {
  public:
-  Submission(Device& device, BufferPool& pool, ImageMemory& images) : dev_(device), pool_(pool), images_(images) {}
+  // Holds one of the device's case contexts until destroyed.
+  Submission(Device& device, BufferPool& pool, ImageMemory& images)
+      : dev_(device), pool_(pool), images_(images), ctx_(device.acquire()) {}
   ~Submission();
   Submission(const Submission&) = delete;
   Submission& operator=(const Submission&) = delete;
 
   // A device buffer (an image for texture layouts) per host buffer, filled with its bytes; counts each.
-  void upload(const std::vector<HostBuffer>& host, uint64_t& allocations);
+  void upload(const std::vector<HostBuffer>& host, std::atomic<uint64_t>& allocations);
   // Records the steps with a barrier between consecutive dispatches (later ones read earlier
   // outputs), a copy of each snapshot buffer right after the first step that binds it, and the
   // copies back of read_back buffers; submits.
   VkResult submit(const std::vector<Step>& steps, const std::vector<HostBuffer>& host);
   VkResult wait(uint64_t timeout_ns) const;
   bool finished() const;  // the fence signalled or the device is lost: safe to destroy
+  // Whether the queue holds an earlier case's work that has not finished (Device::earlier_in_flight).
+  bool queued_behind() const { return submitted_ && dev_.earlier_in_flight(seq_); }
   // read_back buffers' bytes, and snapshot buffers' first_use / first_kernel.
   void read_back(std::vector<HostBuffer>& host) const;
 
@@ -60,8 +65,10 @@ class Submission {
   Device& dev_;
   BufferPool& pool_;
   ImageMemory& images_;
+  CaseContext& ctx_;
   std::vector<Slot> slots_;
-  bool submitted_ = false;  // the device's fence is this case's
+  bool submitted_ = false;  // ctx_'s fence is this case's
+  uint64_t seq_ = 0;        // the last submission's place in the queue's order
   std::vector<VkDescriptorSet> sets_;  // submit()'s, reused by submit_timed()
   std::vector<VkImage> read_images_;   // left in TRANSFER_SRC_OPTIMAL by submit()
   bool images_general_ = false;        // submit_timed() moved them back to GENERAL

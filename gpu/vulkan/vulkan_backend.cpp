@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <atomic>
 #include <functional>
+#include <mutex>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -31,12 +33,17 @@ struct Gpu {
   Pipelines pipelines;
 };
 
-// A device whose last submission timed out or was lost, kept until that work is over: destroying
-// objects the device may still be using is undefined behaviour.
+// A device whose submission timed out or was lost, kept until that work is over: destroying
+// objects the device may still be using is undefined behaviour. Cases still running on it on other
+// threads hold it too (shared), and are abandoned with it if their work does not finish either.
 struct Abandoned {
-  std::unique_ptr<Gpu> gpu;
+  std::shared_ptr<Gpu> gpu;
   std::unique_ptr<Submission> work;  // declared after gpu: destroyed before it
 };
+
+// Thrown when a case's work did not finish because another case's kernel, ahead of it in the
+// queue, did not: the case runs again on the new device instead of being blamed.
+struct RunAgain {};
 
 }  // namespace vk
 
@@ -73,11 +80,19 @@ struct VulkanBackend::State {
   vk::Adapter adapter;
   DeviceLimits limits;
   vk::Programs programs;
+  std::mutex mu;  // gpu and abandoned: cases run on several threads (concurrency())
   std::vector<vk::Abandoned> abandoned;
-  std::unique_ptr<vk::Gpu> gpu;  // null after a hang or a lost device, until the next run
+  std::shared_ptr<vk::Gpu> gpu;  // null after a hang or a lost device, until the next run
   // Compile-ahead threads: one fewer than the cores, since the run's thread keeps one busy. Tasks
-  // use `programs` and a Gpu's pipelines: drained before either goes (here, and in reap()).
+  // use `programs` and hold the Gpu whose pipelines they make: drained before `programs` goes.
   TaskPool compiler{std::max(1u, std::thread::hardware_concurrency()) - 1};
+
+  // The device cases run on now (a new one after a hang).
+  std::shared_ptr<vk::Gpu> current() {
+    std::lock_guard lock(mu);
+    if (!gpu) gpu = std::make_shared<vk::Gpu>(adapter, options.kernel_stats);
+    return gpu;
+  }
 
   ~State() {
     compiler.drain();
@@ -89,7 +104,7 @@ struct VulkanBackend::State {
     // to) beats hanging the process.
     for (vk::Abandoned& a : abandoned) {
       (void)a.work.release();
-      (void)a.gpu.release();
+      (void)new std::shared_ptr<vk::Gpu>(std::move(a.gpu));
     }
     (void)instance.release();
   }
@@ -99,7 +114,7 @@ struct VulkanBackend::State {
   // they are destroyed, although the spec no longer counts them as pending: those messages are
   // dropped (the case that lost the device was reported already).
   void reap(uint64_t wait_ns) {
-    if (!abandoned.empty()) compiler.drain();  // a task may be warming an abandoned device's pipelines
+    std::lock_guard lock(mu);
     size_t seen = instance->messages().size();
     std::erase_if(abandoned, [&](vk::Abandoned& a) {
       if (!a.work->finished()) a.work->wait(wait_ns);
@@ -128,7 +143,7 @@ struct VulkanBackend::State {
   // A step's bindings and push constants; `meta` receives ts_meta's contents when the kernel declares
   // tensors through TS_INPUT / TS_OUTPUT (it binds at kMetaBinding, appended by run()): the dims of
   // accessor_meta() and, from entry kLayoutMeta, each tensor's layout (gpu/vulkan/accessors.h).
-  vk::Step prepare(const Dispatch& d, const std::vector<HostBuffer>& buffers, DType dtype, uint32_t wg,
+  vk::Step prepare(vk::Gpu& gpu, const Dispatch& d, const std::vector<HostBuffer>& buffers, DType dtype, uint32_t wg,
                    std::vector<uint32_t>& meta) {
     auto form_of = [&](const vk::AccessorDecl& a, const std::string& file) {
       const HostBuffer& h = buffers[find_tensor(file, buffers, bound_tensor(d, a.name), declared_at(a))];
@@ -187,22 +202,23 @@ struct VulkanBackend::State {
     if (!grid)  // GpuBackend::run checked this already
       throw std::runtime_error(cat("vulkan: dispatch of kernel '", d.kernel, "' does not fit the device grid"));
     st.grid = *grid;
-    st.pipeline = &gpu->pipelines.get(prog, grid->workgroup_size);
+    st.pipeline = &gpu.pipelines.get(prog, grid->workgroup_size);
     return st;
   }
 
-  using Then = std::function<void(std::unique_ptr<vk::Submission>&, const std::vector<vk::Step>&)>;
+  using Then = std::function<void(std::unique_ptr<vk::Submission>&, const std::vector<vk::Step>&,
+                                  const std::shared_ptr<vk::Gpu>&)>;
 
   // Uploads the buffers and runs the plan once, then hands the finished submission to `then` (read
   // back, or time the chain again).
   void run(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype, uint32_t wg,
-           uint64_t& allocations, uint64_t& dispatches, const Then& then) {
-    if (!gpu) gpu = std::make_unique<vk::Gpu>(adapter, options.kernel_stats);
+           std::atomic<uint64_t>& allocations, std::atomic<uint64_t>& dispatches, const Then& then) {
+    const std::shared_ptr<vk::Gpu> g = current();
     std::vector<vk::Step> steps;
     std::vector<std::vector<uint32_t>> metas(plan.size());
     {
       Phase ph("vulkan: programs, pipelines");
-      for (size_t i = 0; i < plan.size(); ++i) steps.push_back(prepare(plan[i], buffers, dtype, wg, metas[i]));
+      for (size_t i = 0; i < plan.size(); ++i) steps.push_back(prepare(*g, plan[i], buffers, dtype, wg, metas[i]));
     }
     for (const HostBuffer& h : buffers)
       if (h.image()) vk::check_image_support(adapter, h);
@@ -225,7 +241,7 @@ struct VulkanBackend::State {
       steps[i].bindings.push_back({kMetaBinding, buffers.size()});
       buffers.push_back(std::move(m));
     }
-    auto work = std::make_unique<vk::Submission>(gpu->device, gpu->buffers, gpu->images);
+    auto work = std::make_unique<vk::Submission>(g->device, g->buffers, g->images);
     {
       Phase ph("vulkan: upload (host copies)");
       work->upload(buffers, allocations);
@@ -234,20 +250,38 @@ struct VulkanBackend::State {
       Phase ph("vulkan: record, submit, wait");
       VkResult r = work->submit(steps, buffers);
       dispatches += steps.size();
-      await(r, work, plan);
+      await(r, work, plan, g);
     }
     Phase ph("vulkan: read back / timing");
-    then(work, steps);
+    then(work, steps, g);
   }
 
-  // Waits for what `work` submitted (`r`: the submit's result). A timeout or a lost device abandons
-  // the device with the submission and throws; the next run uses a new device.
-  void await(VkResult r, std::unique_ptr<vk::Submission>& work, const std::vector<Dispatch>& plan) {
+  // Waits for what `work` submitted on g (`r`: the submit's result). A timeout or a lost device
+  // abandons the device with the submission and throws; the next run uses a new device. The
+  // timeout counts from when no earlier case's work is left ahead in the queue; if the device is
+  // abandoned meanwhile for another case, this one throws RunAgain.
+  void await(VkResult r, std::unique_ptr<vk::Submission>& work, const std::vector<Dispatch>& plan,
+             const std::shared_ptr<vk::Gpu>& g) {
     // A failed submit leaves nothing in flight; a lost device is replaced below.
     if (r != VK_ERROR_DEVICE_LOST) vk::check(r, "vkQueueSubmit");
+    using Clock = std::chrono::steady_clock;
+    const auto timeout = std::chrono::milliseconds(options.timeout_ms);
+    auto deadline = Clock::now() + timeout;
     if (r == VK_SUCCESS) r = work->wait(uint64_t(options.timeout_ms) * 1'000'000);
+    while (r == VK_TIMEOUT && !g->device.abandoned) {
+      const auto now = Clock::now();
+      if (work->queued_behind()) deadline = now + timeout;
+      else if (now >= deadline) break;
+      r = work->wait(uint64_t(std::chrono::nanoseconds(std::min<Clock::duration>(deadline - now, std::chrono::milliseconds(10))).count()));
+    }
     if (r != VK_SUCCESS) {
-      abandoned.push_back({std::move(gpu), std::move(work)});
+      const bool someone_else = g->device.abandoned.exchange(true) && r == VK_TIMEOUT;
+      {
+        std::lock_guard lock(mu);
+        if (gpu == g) gpu.reset();
+        abandoned.push_back({g, std::move(work)});
+      }
+      if (someone_else) throw vk::RunAgain{};
       std::string what = r == VK_TIMEOUT ? cat("kernel did not finish within ", options.timeout_ms, " ms")
                                          : cat("the device failed (", vk::result_name(r), ")");
       throw std::runtime_error(cat("vulkan: ", what, " (", kernel_list(plan), "); the next run uses a new device"));
@@ -257,17 +291,19 @@ struct VulkanBackend::State {
   // GpuBackend::time_plan: warm-up, then batches of timed repetitions (1, 2, 4, ... up to 64 per
   // command buffer) until the budget is spent.
   std::vector<double> time(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
-                           uint32_t wg, const TimingBudget& budget, uint64_t& allocations, uint64_t& dispatches,
+                           uint32_t wg, const TimingBudget& budget, std::atomic<uint64_t>& allocations,
+                           std::atomic<uint64_t>& dispatches,
                            std::vector<KernelStatistics>& kernels) {
     std::vector<double> out;
     run(plan, buffers, dtype, wg, allocations, dispatches,
-        [&](std::unique_ptr<vk::Submission>& work, const std::vector<vk::Step>& steps) {
+        [&](std::unique_ptr<vk::Submission>& work, const std::vector<vk::Step>& steps,
+            const std::shared_ptr<vk::Gpu>& g) {
           for (const vk::Step& st : steps)
             if (!st.pipeline->stats.empty()) kernels.push_back({st.kernel, st.pipeline->stats});
           auto batch = [&](uint32_t reps) {
             VkResult r = work->submit_timed(steps, reps);
             dispatches += uint64_t(reps) * steps.size();
-            await(r, work, plan);
+            await(r, work, plan, g);
             return work->timed_seconds(reps);
           };
           const auto t0 = std::chrono::steady_clock::now();
@@ -284,6 +320,18 @@ struct VulkanBackend::State {
     return out;
   }
 
+  // Runs `f` again (at most twice more) while it throws RunAgain: another case's kernel did not
+  // finish, and took the device this case's work was queued on.
+  template <class F>
+  void again(F&& f) {
+    for (int tries = 0;; ++tries) try {
+        return f();
+      } catch (const vk::RunAgain&) {
+        if (tries == 2)
+          throw std::runtime_error("vulkan: three devices in a row were abandoned for other cases' kernels while this case waited");
+      }
+  }
+
   // Removes and returns, one per line, the validation messages that arrived after the first `seen`.
   std::string messages_since(size_t seen) {
     std::vector<std::string>& all = instance->messages();
@@ -296,11 +344,15 @@ struct VulkanBackend::State {
 
 void VulkanBackend::precompile(const std::vector<Dispatch>& plan, const std::map<std::string, Physical>& forms,
                                const std::map<std::string, DType>& dtypes, DType dtype) {
-  if (!s_->gpu) return;  // after a hang: the next run makes a new device
   // Validation messages are gathered per run and blamed on its case: a compile elsewhere would blur
   // that, and interleave with the run's thread in the message list.
   if (s_->instance->validation()) return;
-  vk::Gpu* gpu = s_->gpu.get();
+  std::shared_ptr<vk::Gpu> gpu;
+  {
+    std::lock_guard lock(s_->mu);
+    gpu = s_->gpu;
+  }
+  if (!gpu) return;  // after a hang: the next run makes a new device
   State* s = s_.get();
   for (const Dispatch& d : plan) {
     std::optional<Grid> grid = dispatch_grid(d, workgroup_size, s->limits);
@@ -348,7 +400,7 @@ std::unique_ptr<VulkanBackend> VulkanBackend::create(const VulkanOptions& option
     lim.int_dot = s->adapter.features.int_dot && options.int_dot;
     if (s->adapter.features.subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) lim.subgroup = s->adapter.subgroup_size;
     s->programs.f16_rte = s->adapter.features.rte16;
-    s->gpu = std::make_unique<vk::Gpu>(s->adapter, s->options.kernel_stats);
+    s->current();
     return std::unique_ptr<VulkanBackend>(new VulkanBackend(std::move(s)));
   } catch (const std::exception& e) {
     if (why_not) *why_not = e.what();
@@ -422,17 +474,32 @@ std::vector<std::string> VulkanBackend::take_validation_messages() {
 
 VulkanBackend::ShaderStats VulkanBackend::shader_stats() const {
   const vk::Programs::Counts c = s_->programs.counts();
+  std::lock_guard lock(s_->mu);
   return {c.compiles, c.cache_hits, s_->gpu ? s_->gpu->pipelines.size() : 0};
 }
 
 const DeviceLimits& VulkanBackend::limits() const { return s_->limits; }
 
+unsigned VulkanBackend::concurrency() const {
+  // Validation messages are blamed on the one run in progress.
+  if (s_->instance->validation()) return 1;
+  if (s_->options.lanes) return s_->options.lanes;
+  // A CPU device (lavapipe) spreads each case over the cores itself. On the H100 a warm check's
+  // lane spent 0.9 of its 1.2 ms a case on the host (packing, poison, unpacking, guards).
+  if (s_->adapter.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
+  return std::clamp(std::thread::hardware_concurrency() / 4, 1u, 4u);
+}
+
 void VulkanBackend::execute(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype) {
   s_->reap(0);
   size_t seen = s_->instance->messages().size();
   try {
-    s_->run(plan, buffers, dtype, workgroup_size, allocations, dispatches,
-            [&](std::unique_ptr<vk::Submission>& work, const std::vector<vk::Step>&) { work->read_back(buffers); });
+    s_->again([&] {
+      s_->run(plan, buffers, dtype, workgroup_size, allocations, dispatches,
+              [&](std::unique_ptr<vk::Submission>& work, const std::vector<vk::Step>&, const std::shared_ptr<vk::Gpu>&) {
+                work->read_back(buffers);
+              });
+    });
   } catch (const Unsupported&) {
     throw;
   } catch (const std::exception& e) {
@@ -452,7 +519,10 @@ PlanTiming VulkanBackend::time_plan(const std::vector<Dispatch>& plan, std::vect
       : !s_->options.kernel_stats      ? "not captured (VulkanOptions::kernel_stats is off)"
                                        : "the driver returned no statistics for these pipelines";
   try {
-    out.seconds = s_->time(plan, buffers, dtype, workgroup_size, budget, allocations, dispatches, out.kernels);
+    s_->again([&] {
+      out.kernels.clear();
+      out.seconds = s_->time(plan, buffers, dtype, workgroup_size, budget, allocations, dispatches, out.kernels);
+    });
   } catch (const Unsupported&) {
     throw;
   } catch (const std::exception& e) {

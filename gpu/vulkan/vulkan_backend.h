@@ -22,6 +22,9 @@ struct VulkanOptions {
   // Pipelines are created with their statistics captured where the device offers them
   // (Features::exec_stats), for bench to report; check never reads them, so it does not ask.
   bool kernel_stats = false;
+  // Cases that may run at once on the device (concurrency()); 0: 1 on a CPU device or with
+  // validation, else a quarter of the cores, at most 4.
+  uint32_t lanes = 0;
 };
 
 class VulkanBackend : public GpuBackend {
@@ -40,6 +43,7 @@ class VulkanBackend : public GpuBackend {
 
   DeviceInfo info() const override;
   std::string_view kind() const override { return "vulkan"; }
+  unsigned concurrency() const override;
 
   // Validation messages not yet reported (those during a run go into its error instead).
   std::vector<std::string> take_validation_messages();
