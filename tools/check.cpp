@@ -9,6 +9,7 @@
 #include <deque>
 #include <future>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <regex>
@@ -81,23 +82,31 @@ constexpr size_t kInFlight = 8;  // cases a lane thread may run ahead of the tal
 // (run_check's `comparing`).
 using Lanes = std::vector<std::unique_ptr<TaskPool>>;
 
+
 // A case being prepared on a thread of its own: its inputs first (`made`: whether they were built),
 // then its float64 reference (`done`). A lane runs the case as soon as it is made, while the
 // reference is still being computed; comparing and the tally wait for done. On the H100 the lanes
 // spent 30% of a warm check waiting for references they do not read.
 struct Prepared {
   std::shared_ptr<Expected> e;
+  // Its coverage classes, found on the same thread once the reference is done: q8ta's redo the
+  // requantization, which took the tally's thread 0.4-0.7 s for a large case.
+  std::shared_ptr<std::vector<std::string>> classes;
   std::shared_future<bool> made;
   std::shared_future<void> done;
+  // Each backend's verdict (slot order; none where the slot has no backend), once handed to the
+  // lanes (Judging::start).
+  std::vector<std::shared_future<CaseResult>> judged;
   bool valid() const { return e != nullptr; }
 };
 
 Prepared launch(const OpDef& op, Case c) {
   Prepared p;
   p.e = std::make_shared<Expected>();
+  p.classes = std::make_shared<std::vector<std::string>>();
   auto made = std::make_shared<std::promise<bool>>();
   p.made = made->get_future().share();
-  p.done = std::async(std::launch::async, [e = p.e, made, &op, c = std::move(c)] {
+  p.done = std::async(std::launch::async, [e = p.e, classes = p.classes, made, &op, c = std::move(c)] {
              bool told = false;
              try {
                prepare(*e, op, c, kMaxCaseBytes, [&](bool built) {
@@ -108,9 +117,50 @@ Prepared launch(const OpDef& op, Case c) {
                if (!told) made->set_exception(std::current_exception());
                throw;
              }
+             *classes = case_classes(*e);
            }).share();
   return p;
 }
+
+// Hands a prepared case to every backend's lane: the lane runs it once its inputs are made, then
+// `comparing` judges the run once the reference is done.
+struct Judging {
+  std::vector<BackendSlot>& slots;
+  Lanes& lanes;
+  TaskPool& comparing;
+  std::atomic<bool>& cancel;  // set when the run stops: queued judges return at once
+
+  void start(Prepared& p) {
+    p.judged.assign(slots.size(), {});
+    for (size_t s = 0; s < slots.size(); ++s) {
+      Backend* b = slots[s].backend.get();
+      if (!b) continue;
+      auto judged = std::make_shared<std::promise<CaseResult>>();
+      p.judged[s] = judged->get_future().share();
+      lanes[s]->submit([b, x = p, &cancel = cancel, &comparing = comparing, judged] {
+        try {
+          if (cancel) return judged->set_value(CaseResult{});
+          const bool built = [&] {
+            Phase waiting("check: a lane waits for its case's inputs");
+            return x.made.get();
+          }();
+          auto ran = std::make_shared<BackendRun>(built ? run_case(*x.e->op, x.e->problem, *b)
+                                                        : BackendRun{std::string(b->kind())});
+          comparing.submit([x, ran, judged] {
+            try {
+              x.done.get();
+              judged->set_value(judge_run(*x.e, std::move(*ran)));
+            } catch (...) {
+              judged->set_exception(std::current_exception());
+            }
+          });
+        } catch (...) {
+          judged->set_exception(std::current_exception());
+        }
+      });
+    }
+  }
+};
 
 // One sweep of the run and the run position of its case 0.
 struct RunSweep {
@@ -122,9 +172,14 @@ struct RunSweep {
 using LargeCase = std::optional<std::pair<int64_t, Prepared>>;
 
 // The large case's float64 reference takes up to ~2 s (q8ta_add's), longer than a whole sweep on a GPU
-// (0.3-1 s on the H100): each is started large_ahead() sweeps before its own starts, so at most
-// large_ahead() + 1 are in memory. `first`: the run position of the sweep's case 0.
-size_t large_ahead() { return std::clamp<size_t>(std::thread::hardware_concurrency() / 4, 1, 4); }
+// (0.2-0.5 s on the H100): each is started large_ahead() sweeps before its own starts, so at most
+// large_ahead() + 1 are in memory (~0.3 GB each). `first`: the run position of the sweep's case 0.
+// A machine of 8 cores or more starts them all at once (8 cases, ~3 GB): the H100's 16 cores
+// computed q8ta_add's in 2.7 s while the other sweeps ran, and an earlier start took it off the tally's path.
+size_t large_ahead() {
+  const size_t cores = std::thread::hardware_concurrency();
+  return cores >= 8 ? SIZE_MAX / 2 : std::max<size_t>(1, cores / 2);
+}
 
 LargeCase start_large(const Sweep& sweep, uint64_t first, const CheckOptions& o, const std::optional<std::regex>& match) {
   std::optional<int64_t> k = sweep.large_index();
@@ -238,7 +293,9 @@ class WarmAhead {
 
  private:
   static constexpr int64_t kWarmChunk = 256;
-  static constexpr uint64_t kWarmAhead = 512;
+  // A machine of 8 cores or more warms the whole run from the start: its compile threads (Vulkan)
+  // and Dawn workers (WebGPU, one pipeline at a time each) then make every kernel side by side.
+  const uint64_t kWarmAhead = std::thread::hardware_concurrency() >= 8 ? UINT64_MAX / 2 : 512;
 
   void hand_over(const OpDef* op, std::shared_ptr<const std::vector<Problem>> problems) {
     for (size_t s = 0; s < slots_.size(); ++s)
@@ -283,6 +340,33 @@ void shrink_groups(CheckRun& run, const CheckOptions& o, const InterruptGuard& g
 }
 
 }  // namespace
+
+struct CheckStart {
+  std::vector<RunSweep> sweeps;
+  std::deque<LargeCase> larges;  // those of sweeps [0, larges.size())
+
+  CheckStart(const CheckOptions& o, const SweepPlan& plan, const std::optional<std::regex>& match) {
+    for (auto& [op, dtypes] : plan)
+      for (DType t : dtypes) {
+        const uint64_t first = sweeps.empty() ? 0 : sweeps.back().first + uint64_t(sweeps.back().sweep->size());
+        sweeps.push_back({std::make_unique<Sweep>(*op, t, o.cases, o.seed), first});
+      }
+    start_larges(o, match, large_ahead());
+  }
+  // Starts preparing the large cases of sweeps up to `through`.
+  void start_larges(const CheckOptions& o, const std::optional<std::regex>& match, size_t through) {
+    while (larges.size() <= through && larges.size() < sweeps.size()) {
+      const RunSweep& s = sweeps[larges.size()];
+      larges.push_back(start_large(*s.sweep, s.first, o, match));
+    }
+  }
+};
+
+void CheckStartDeleter::operator()(CheckStart* s) const { delete s; }
+
+std::unique_ptr<CheckStart, CheckStartDeleter> start_check(const CheckOptions& o) {
+  return std::unique_ptr<CheckStart, CheckStartDeleter>(new CheckStart(o, sweep_plan(o), match_regex(o.match)));
+}
 
 SweepPlan sweep_plan(const CheckOptions& o) {
   std::vector<const OpDef*> ops;
@@ -331,13 +415,18 @@ int cmd_check(const CheckOptions& o) {
   if (!o.xfail.empty()) XfailList::load(o.xfail);  // its usage errors before anything opens
   for (const std::string* out : {&o.junit, &o.json, &o.html})
     if (!out->empty()) check_output_path(*out);  // before minutes of sweeping, not after
+  // The large cases' references, 0.8 s for the first sweep's on the H100, are computed while the
+  // backends open (0.6 s Vulkan, 1.2 s WebGPU there).
+  auto started = start_check(o);
   std::vector<BackendSlot> slots = open_backends(o.backends);
   if (int rc = report_backends(slots, " (see touchstone list)")) return rc;
   print_kernels(o.backends.kernels);
-  return run_check(o, slots);
+  return run_check(o, slots, started.get());
 }
 
-int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
+int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart* started) {
+  std::unique_ptr<CheckStart, CheckStartDeleter> own;
+  if (!started) started = (own = start_check(o)).get();
   CheckRun run;
   run.plan = sweep_plan(o);
   const auto match = match_regex(o.match);
@@ -368,12 +457,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     run.state = std::move(state);
     run.stop_reason = std::move(why);
   };
-  std::vector<RunSweep> sweeps;
-  for (auto& [op, dtypes] : run.plan)
-    for (DType t : dtypes) {
-      const uint64_t first = sweeps.empty() ? 0 : sweeps.back().first + uint64_t(sweeps.back().sweep->size());
-      sweeps.push_back({std::make_unique<Sweep>(*op, t, o.cases, o.seed), first});
-    }
+  const std::vector<RunSweep>& sweeps = started->sweeps;
   std::atomic<bool> cancel{false};  // set when the run stops: queued judges return at once
   // Comparing took ~40% of a lane's time on the H100 (0.6 of 1.5 ms a case): it runs here, so a lane
   // only calls its backend. Declared before the lanes, which hand work to it, so it outlives them.
@@ -386,10 +470,14 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     if (slot.backend) threads = std::max(threads, slot.backend->concurrency());
   const size_t in_flight = kInFlight * threads;
   WarmAhead warm(sweeps, o, match, slots, lanes);
-  std::deque<LargeCase> larges;  // sweep j's and the next sweeps', started
-  auto start_larges = [&, started = size_t(0)](size_t through) mutable {
-    for (; started <= through && started < sweeps.size(); ++started)
-      larges.push_back(start_large(*sweeps[started].sweep, sweeps[started].first, o, match));
+  Judging judging{slots, lanes, comparing, cancel};
+  std::deque<LargeCase>& larges = started->larges;  // sweep j's and the next sweeps', started
+  // A large case goes to the lanes as soon as they exist: a lane takes it when its inputs are made,
+  // long before the tally reaches it (its run took 1 s on the H100, mostly packing 16M values).
+  auto start_larges = [&](size_t through) {
+    started->start_larges(o, match, through);
+    for (LargeCase& l : larges)
+      if (l && l->second.judged.empty()) judging.start(l->second);
   };
   for (size_t j = 0; j < sweeps.size() && !stopped; ++j) {
     const Sweep& sweep = *sweeps[j].sweep;
@@ -397,8 +485,8 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
     const DType t = sweep.dtype();
     const std::string label = cat(op->name, "/", dtype_name(t));
     start_larges(j + large_ahead());
-    LargeCase large = std::move(larges.front());
-    larges.pop_front();
+    LargeCase large = std::move(larges[j]);
+    larges[j].reset();
     for (auto& cls : expected_classes(*op)) run.coverage[op->name][cls] += 0;
     const size_t first = run.groups.size();
     for (auto& s : slots) {
@@ -429,9 +517,9 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
       int64_t k;
       uint64_t position;
       Prepared expected;
-      std::vector<std::future<CaseResult>> judged;
     };
     std::deque<InFlight> flight;
+    std::optional<InFlight> deferred;
     bool drawn_all = false;
     while (!stopped) {
       while (!drawn_all && flight.size() < in_flight) {
@@ -445,38 +533,23 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
           progress.update(++done, failing);
           continue;
         }
-        InFlight f{next->k, next->position, next->expected, std::vector<std::future<CaseResult>>(slots.size())};
-        for (size_t s = 0; s < slots.size(); ++s)
-          if (Backend* b = slots[s].backend.get()) {
-            auto judged = std::make_shared<std::promise<CaseResult>>();
-            f.judged[s] = judged->get_future();
-            lanes[s]->submit([b, x = f.expected, &cancel, &comparing, judged] {
-              try {
-                if (cancel) return judged->set_value(CaseResult{});
-                const bool built = [&] {
-                  Phase waiting("check: a lane waits for its case's inputs");
-                  return x.made.get();
-                }();
-                auto ran = std::make_shared<BackendRun>(built ? run_case(*x.e->op, x.e->problem, *b)
-                                                              : BackendRun{std::string(b->kind())});
-                comparing.submit([x, ran, judged] {
-                  try {
-                    x.done.get();
-                    judged->set_value(judge_run(*x.e, std::move(*ran)));
-                  } catch (...) {
-                    judged->set_exception(std::current_exception());
-                  }
-                });
-              } catch (...) {
-                judged->set_exception(std::current_exception());
-              }
-            });
-          }
+        InFlight f{next->k, next->position, next->expected};
+        if (f.expected.judged.empty()) judging.start(f.expected);  // a large case's were started with it
         flight.push_back(std::move(f));
       }
-      if (flight.empty()) break;
-      InFlight current = std::move(flight.front());
-      flight.pop_front();
+      // The sweep's large case is tallied last: its reference and its run (started when it was
+      // launched) take seconds, and the tally would hold the lanes that long.
+      if (flight.empty() && !deferred) break;
+      InFlight current = std::move(flight.empty() ? *deferred : flight.front());
+      if (flight.empty()) {
+        deferred.reset();
+      } else {
+        flight.pop_front();
+        if (current.k == sweep.large_index()) {
+          deferred = std::move(current);
+          continue;
+        }
+      }
       const int64_t k = current.k;
       const uint64_t position = current.position;
       progress.update(++done, failing);
@@ -486,7 +559,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
         return *current.expected.e;
       }();
       const int64_t elements = input_elements(e);
-      std::vector<std::future<CaseResult>>& judged = current.judged;
+      std::vector<std::shared_future<CaseResult>>& judged = current.expected.judged;
       for (size_t s = 0; s < slots.size() && !stopped; ++s) {
         if (!slots[s].backend) continue;
         CaseResult r = [&] {
@@ -531,7 +604,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots) {
       }
       if (guard.signal()) stopped = true;
       if (stopped && guard.signal()) break;
-      for (auto& cls : case_classes(e)) run.coverage[op->name][cls]++;
+      for (auto& cls : *current.expected.classes) run.coverage[op->name][cls]++;
       run.coverage[op->name][cat("dtype ", dtype_name(t))]++;
       if (!o.quiet && !progress.enabled() && since(last_progress) >= kProgressSeconds) {
         last_progress = std::chrono::steady_clock::now();

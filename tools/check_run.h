@@ -4,6 +4,7 @@
 // the HTML report; the coverage of shape classes; how the run ended. Cases themselves are made,
 // judged and forgotten one at a time (the JSON and JUnit reports stream them to temporary files).
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -68,9 +69,18 @@ struct CheckRun {
   XfailList xfail;
 };
 
+// The sweeps of a run, with their first large cases being prepared (check.cpp): cmd_check starts
+// them before it opens the backends.
+struct CheckStart;
+struct CheckStartDeleter {
+  void operator()(CheckStart* s) const;
+};
+std::unique_ptr<CheckStart, CheckStartDeleter> start_check(const CheckOptions& o);
+
 // Runs the sweep of `o` on `slots` (opened by cmd_check, or by a test with its own backends):
-// prints the table, coverage and failures, writes the reports, returns the exit code.
-int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots);
+// prints the table, coverage and failures, writes the reports, returns the exit code. `started`:
+// start_check(o)'s, or null.
+int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart* started = nullptr);
 
 // The JSON report's head (everything but the cases) of a run.
 nlohmann::json run_head(const CheckOptions& o, const CheckRun& run, const std::vector<BackendSlot>& slots);

@@ -187,7 +187,7 @@ std::unique_ptr<WebGpuBackend> WebGpuBackend::create(const WebGpuOptions& option
     argv.insert(argv.end(), options.dawn_toggles.begin(), options.dawn_toggles.end());
     std::unique_ptr<WebGpuBackend> b(new WebGpuBackend(options, std::move(argv)));
     b->workers_.resize(1);
-    b->start(0);
+    b->start(0);  // no other thread yet: no lock
     const auto& caps = b->info_.capabilities;
     const bool cpu = std::find(caps.begin(), caps.end(), "device-type=cpu") != caps.end();
     const size_t n = options.workers ? options.workers : cpu ? 1 : std::clamp<size_t>(std::thread::hardware_concurrency() / 2, 1, 8);
@@ -217,7 +217,9 @@ WebGpuBackend::WebGpuBackend(WebGpuOptions options, std::vector<std::string> arg
 WebGpuBackend::~WebGpuBackend() = default;
 
 pid_t WebGpuBackend::worker_pid() const {
-  return last_ < workers_.size() && workers_[last_].process ? workers_[last_].process->pid() : -1;
+  const size_t i = last_;
+  std::lock_guard lock(workers_[i].locks->mu);
+  return workers_[i].process ? workers_[i].process->pid() : -1;
 }
 
 size_t WebGpuBackend::route(const std::vector<std::string>& shader_keys) const {
@@ -227,9 +229,11 @@ size_t WebGpuBackend::route(const std::vector<std::string>& shader_keys) const {
   return h % workers_.size();
 }
 
-const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const KernelText& kernel, DType dtype,
-                                                     const std::map<std::string, webgpu::TensorForm>& tensors) {
+std::shared_ptr<const WebGpuBackend::Program> WebGpuBackend::program(const Dispatch& d, const KernelText& kernel,
+                                                                     DType dtype,
+                                                                     const std::map<std::string, webgpu::TensorForm>& tensors) {
   const std::string& source = kernel.text;
+  std::lock_guard lock(programs_mu_);
   auto di = decls_.find(source);
   if (di == decls_.end()) {
     if (decls_.size() >= 256) decls_.clear();  // kernel overrides in tests: keep the maps bounded
@@ -252,7 +256,8 @@ const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const Ke
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second;
 
-  Program p;
+  auto made = std::make_shared<Program>();
+  Program& p = *made;
   p.decls = decls;
   bool f16 = dtype == DType::f16;
   for (const webgpu::TensorForm& f : forms) f16 = f16 || f.dtype == DType::f16;
@@ -273,7 +278,7 @@ const WebGpuBackend::Program& WebGpuBackend::program(const Dispatch& d, const Ke
   p.file = kernel.file;
   p.res = webgpu::reflect_wgsl(p.code, kernel.file);
   if (programs_.size() >= options_.program_cache) programs_.clear();
-  return programs_.emplace(std::move(key), std::move(p)).first->second;
+  return programs_.emplace(std::move(key), std::move(made)).first->second;
 }
 
 json WebGpuBackend::shader_json(const Program& prog, const Dispatch& d, uint32_t workgroup_size) {
@@ -300,47 +305,78 @@ void WebGpuBackend::precompile(const std::vector<Dispatch>& plan, const std::map
   std::map<std::string, webgpu::TensorForm> tensors;
   for (auto& [name, ph] : forms) tensors[name] = {ph.layout, dtypes.at(name)};
   std::vector<std::string> keys;
-  // No Program reference is kept from one program() call to the next: a call may clear programs_
-  // (it is bounded), which would leave an earlier reference dangling.
   struct Shader {
     const Dispatch* d;
     uint32_t wg;
+    std::shared_ptr<const Program> prog;
   };
   std::vector<Shader> shaders;
   for (const Dispatch& d : plan) {
     const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
     if (!grid) continue;
     try {
-      const Program& prog = program(d, kernels_.get(d.kernel), dtype, tensors);
-      std::string key = shader_key(prog, grid->workgroup_size);
+      std::shared_ptr<const Program> prog = program(d, kernels_.get(d.kernel), dtype, tensors);
+      std::string key = shader_key(*prog, grid->workgroup_size);
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;  // as a RUN lists them: once
       keys.push_back(std::move(key));
-      shaders.push_back({&d, grid->workgroup_size});
+      shaders.push_back({&d, grid->workgroup_size, std::move(prog)});
     } catch (const std::exception&) {
       // execute() meets it again and reports it as the case's outcome.
     }
   }
   if (shaders.empty()) return;
   Worker& w = workers_[route(keys)];
-  if (!w.process) return;  // lost in an earlier case: the next run starts it
-  json fresh = json::array();  // JSON only for the shaders new to this worker: warm runs every case
-  for (size_t i = 0; i < shaders.size(); ++i)
-    if (w.prepared.insert(keys[i]).second) {
-      const Dispatch& d = *shaders[i].d;
-      fresh.push_back(shader_json(program(d, kernels_.get(d.kernel), dtype, tensors), d, shaders[i].wg));
-    }
-  if (fresh.empty()) return;
-  const std::string text = fresh.dump();
+  {
+    std::lock_guard queue(w.locks->queue_mu);
+    // JSON only for the shaders new to this worker: warm runs every case.
+    for (size_t i = 0; i < shaders.size(); ++i)
+      if (w.prepared.insert(keys[i]).second) w.pending.push_back(shader_json(*shaders[i].prog, *shaders[i].d, shaders[i].wg));
+    if (w.pending.empty()) return;
+  }
+  std::unique_lock lock(w.locks->mu, std::try_to_lock);
+  if (!lock.owns_lock()) return;  // the thread holding the worker sends it (release())
+  send_prepares(w);
+  release(w, lock);
+}
+
+void WebGpuBackend::send_prepares(Worker& w) {
+  json shaders = json::array();
+  {
+    std::lock_guard queue(w.locks->queue_mu);
+    std::swap(shaders, w.pending);
+  }
+  if (shaders.empty() || !w.process) return;  // lost: the next run starts it afresh
+  const std::string text = shaders.dump();
   try {
     w.process->post(FrameType::prepare, {{reinterpret_cast<const uint8_t*>(text.data()), text.size()}},
                     std::chrono::milliseconds(options_.timeout_ms));
   } catch (const WorkerLost&) {
-    w = Worker{};  // the next case starts a fresh worker
+    w.lost();
   }
 }
 
+void WebGpuBackend::release(Worker& w, std::unique_lock<std::mutex>& lock) {
+  for (;;) {
+    send_prepares(w);
+    lock.unlock();
+    {
+      std::lock_guard queue(w.locks->queue_mu);
+      if (w.pending.empty()) return;
+    }
+    // Queued after the send above, by a thread that found `mu` taken: send it unless another holds it.
+    if (!lock.try_lock()) return;
+  }
+}
+
+void WebGpuBackend::Worker::lost() {
+  process.reset();
+  std::lock_guard queue(locks->queue_mu);
+  prepared.clear();
+  pending = json::array();
+}
+
 void WebGpuBackend::start(size_t i) {
-  workers_[i] = Worker{};
+  workers_[i].lost();
   auto w = std::make_unique<WorkerProcess>(argv_);
   Frame f = w->call(FrameType::info, {}, std::chrono::milliseconds(options_.timeout_ms));
   if (f.type != FrameType::info) {
@@ -349,7 +385,7 @@ void WebGpuBackend::start(size_t i) {
     if (!w->stderr_tail().empty()) msg += cat("; worker stderr:\n", w->stderr_tail());
     throw std::runtime_error(msg);
   }
-  if (i != 0) {  // the same adapter: worker 0 read its limits
+  if (i != 0 || !info_.backend.empty()) {  // the same adapter: worker 0's first INFO read its limits
     workers_[i].process = std::move(w);
     return;
   }
@@ -467,7 +503,8 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
   for (const Dispatch& d : plan) {
     const std::optional<Grid> grid = dispatch_grid(d, workgroup_size, limits_);
     if (!grid) throw std::runtime_error(cat("webgpu: dispatch ", d.kernel, " does not fit the device grid"));
-    const Program& prog = program(d, kernels_.get(d.kernel), dtype, tensor_forms);
+    const std::shared_ptr<const Program> held = program(d, kernels_.get(d.kernel), dtype, tensor_forms);
+    const Program& prog = *held;
     const WgslResources& res = prog.res;
     const std::string key = shader_key(prog, grid->workgroup_size);
     auto [it, fresh] = shader_index.emplace(key, shader_index.size());
@@ -539,18 +576,28 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
   allocations += buffers.size() + metas.size() + uniforms;
   dispatches += plan.size();
   building.reset();
-  last_ = route(keys);
-  // A worker lost in an earlier case is replaced here, before anything of this case is sent.
-  if (!workers_[last_].process) start(last_);
+  const size_t i = route(keys);
+  Worker& w = workers_[i];
   Phase ph("webgpu: worker round trip");
+  std::unique_lock lock(w.locks->mu);
+  struct Release {
+    WebGpuBackend* b;
+    Worker& w;
+    std::unique_lock<std::mutex>& lock;
+    ~Release() { b->release(w, lock); }
+  } releasing{this, w, lock};
+  last_ = i;
+  // A worker lost in an earlier case is replaced here, before anything of this case is sent.
+  if (!w.process) start(i);
+  send_prepares(w);  // compiled while this RUN is served
   Frame reply;
   try {
     // Timing runs until its budget is spent: the worker gets that on top of the usual timeout.
     const auto limit = std::chrono::milliseconds(options_.timeout_ms) +
                        std::chrono::milliseconds(timing ? uint64_t(timing->max_seconds * 1000) * 2 : 0);
-    reply = workers_[last_].process->call(timing ? FrameType::time : FrameType::run, parts, limit);
+    reply = w.process->call(timing ? FrameType::time : FrameType::run, parts, limit);
   } catch (const WorkerLost&) {
-    workers_[last_] = Worker{};  // the next case starts a fresh worker
+    w.lost();
     throw;
   }
   if (reply.type == FrameType::error) throw std::runtime_error(text_of(reply));

@@ -4,9 +4,11 @@
 // (gpu/webgpu/PROTOCOL.md). One worker per backend object; each case is one round trip.
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -48,6 +50,7 @@ class WebGpuBackend : public GpuBackend {
 
   DeviceInfo info() const override { return info_; }
   std::string_view kind() const override { return "webgpu"; }
+  unsigned concurrency() const override { return unsigned(workers_.size()); }
 
   // What every kernel sees before its own text (and the accessors): DTYPE, WG, the plan's defines
   // as constants, TS_INT_DOT, ts_linear_id(); `subgroups`: `enable subgroups;` (Dispatch::subgroup);
@@ -79,9 +82,22 @@ class WebGpuBackend : public GpuBackend {
   // A Dawn worker process and the shaders it was handed to compile ahead.
   struct Worker {
     std::unique_ptr<webgpu::WorkerProcess> process;
-    std::set<std::string> prepared;  // (workgroup size, WGSL text) sent in PREPARE frames
+    // Cases run on several threads at once (concurrency()). `mu` is held while a thread speaks to
+    // the worker (a RUN, a restart, PREPAREs); `queue_mu` guards `prepared` and `pending`, so that
+    // a compile-ahead hint never waits for a RUN: it is queued, and whoever holds `mu` sends it.
+    struct Locks {
+      std::mutex mu, queue_mu;
+    };
+    std::unique_ptr<Locks> locks = std::make_unique<Locks>();
+    std::set<std::string> prepared;  // (workgroup size, WGSL text) queued or sent in PREPARE frames
+    nlohmann::json pending = nlohmann::json::array();  // shaders queued for the next PREPARE
+    void lost();  // the next request starts a fresh worker (`mu` held)
   };
-  void start(size_t i);  // a fresh worker i; worker 0's INFO fills info_ and limits_
+  // Sends worker i's queued shaders in one PREPARE frame (its `mu` held).
+  void send_prepares(Worker& w);
+  // Releases `lock` (worker w's `mu`), sending what was queued meanwhile whenever `mu` is free.
+  void release(Worker& w, std::unique_lock<std::mutex>& lock);
+  void start(size_t i);  // a fresh worker i (its mutex held); worker 0's first INFO fills info_ and limits_
   // The worker of a case (or a PREPARE) with these shaders (workgroup size, WGSL text each).
   size_t route(const std::vector<std::string>& shader_keys) const;
   // Sends the plan as one RUN (timing null) or TIME request and returns the worker's reply;
@@ -90,8 +106,8 @@ class WebGpuBackend : public GpuBackend {
                      const TimingBudget* timing, std::vector<std::pair<size_t, std::string>>& snapshots);
   // Cached per (kernel source, case dtype, defines, layout and dtype of each declared tensor).
   // `forms`: the layout and dtype of every tensor of the case, by name.
-  const Program& program(const Dispatch& d, const KernelText& kernel, DType dtype,
-                         const std::map<std::string, webgpu::TensorForm>& forms);
+  std::shared_ptr<const Program> program(const Dispatch& d, const KernelText& kernel, DType dtype,
+                                        const std::map<std::string, webgpu::TensorForm>& forms);
   // A shader of a RUN header or a PREPARE list (PROTOCOL.md).
   static nlohmann::json shader_json(const Program& prog, const Dispatch& d, uint32_t workgroup_size);
   // What tells shaders apart (the worker's pipeline key, route()'s input): workgroup size and text.
@@ -105,14 +121,17 @@ class WebGpuBackend : public GpuBackend {
   // (~0.2 s each on the H100: 15 of 17.5 s of a worker's RUNs went to waiting for them), and a
   // sweep needs ~20 distinct ones. A case goes to the worker its shaders hash to, so each pipeline
   // is made once, by one worker, while the others make theirs.
+  // On a GPU, cases run on as many threads at once as there are workers (concurrency()): the cases
+  // of different shaders then go to different workers side by side.
   std::vector<Worker> workers_;
-  size_t last_ = 0;  // the worker that served the last request
+  std::atomic<size_t> last_ = 0;  // the worker that served the last request
   DeviceInfo info_;
   DeviceLimits limits_;
   uint64_t max_buffer_size_ = 0;  // maxBufferSize
   bool packed_dot_ = false;       // Dawn knows dot4I8Packed (WGSL language feature packed_4x8_integer_dot_product)
+  std::mutex programs_mu_;  // decls_ and programs_
   std::map<std::string, std::vector<webgpu::TensorDecl>> decls_;  // by kernel source text
-  std::map<std::string, Program> programs_;
+  std::map<std::string, std::shared_ptr<const Program>> programs_;
   // Texture formats the accessors use, each with why Dawn refuses it as a 3-D sampled and write-only
   // storage texture ("" when it allows it), probed by the worker at start.
   std::map<std::string, std::string> formats_;
