@@ -21,6 +21,7 @@
 #include "core/compare.h"
 #include "core/runner.h"
 #include "gpu/vulkan/vulkan_backend.h"
+#include "gpu/webgpu/webgpu_backend.h"
 #include "reference/registry.h"
 #include "tests/kernel_bugs.h"
 #include "tools/check_run.h"
@@ -291,31 +292,49 @@ int run_captured(const CheckOptions& o, std::vector<BackendSlot>& slots, std::st
   return rc;
 }
 
-// A check whose lane runs three cases at once (Backend::concurrency) reports what one at a time
+// A check whose lanes run several cases at once (Backend::concurrency) reports what one at a time
 // does, case by case and in order: a broken kernel's sweep, and sdpa's (two dispatches, scratch,
-// images), each on a device of its own.
-TEST(Reports, CasesRunThreeAtATimeReportWhatOneAtATimeDoes) {
-  auto cases_of = [](const std::string& broken, const CheckOptions& o, uint32_t lanes) {
-    auto slots = vulkan_slot(broken, lanes);
-    EXPECT_TRUE(slots[0].backend) << slots[0].unavailable;
-    if (!slots[0].backend) return json();
-    EXPECT_EQ(slots[0].backend->concurrency(), lanes);
-    CheckOptions with = o;
-    with.json = temp_dir(cat("lanes", lanes)) + "/r.json";
-    std::string out;
-    run_captured(with, slots, &out);
-    const json rep = load(with.json);
-    json kept = json::array();
-    for (const json& c : rep["cases"])
-      kept.push_back({c["index"], c["id"], c["outcome"], c["worst"], c.value("detail", "")});
-    return kept;
-  };
-  CheckOptions sdpa;
-  sdpa.ops = {"sdpa"}, sdpa.dtypes = {"float16"}, sdpa.cases = 24, sdpa.seed = 5, sdpa.quiet = true;
-  for (auto [broken, o] : {std::pair{std::string(kSkipsRaggedTail), rope_half_f32(30)}, {std::string(), sdpa}}) {
-    const json one = cases_of(broken, o, 1), three = cases_of(broken, o, 3);
+// images), each on a backend of its own: Vulkan with 3 cases in flight, WebGPU with 2 Dawn workers.
+json cases_run(std::vector<BackendSlot> slots, const CheckOptions& o, unsigned at_once) {
+  EXPECT_TRUE(slots[0].backend) << slots[0].unavailable;
+  if (!slots[0].backend) return json();
+  EXPECT_EQ(slots[0].backend->concurrency(), at_once);
+  CheckOptions with = o;
+  with.json = temp_dir(cat(slots[0].name, at_once)) + "/r.json";
+  std::string out;
+  run_captured(with, slots, &out);
+  const json rep = load(with.json);
+  json kept = json::array();
+  for (const json& c : rep["cases"]) kept.push_back({c["index"], c["id"], c["outcome"], c["worst"], c.value("detail", "")});
+  return kept;
+}
+
+CheckOptions sdpa_f16(int cases) {
+  CheckOptions o;
+  o.ops = {"sdpa"}, o.dtypes = {"float16"}, o.cases = cases, o.seed = 5, o.quiet = true;
+  return o;
+}
+
+TEST(Reports, VulkanCasesRunThreeAtATimeReportWhatOneAtATimeDoes) {
+  for (auto [broken, o] : {std::pair{std::string(kSkipsRaggedTail), rope_half_f32(30)}, {std::string(), sdpa_f16(24)}}) {
+    const json one = cases_run(vulkan_slot(broken, 1), o, 1), three = cases_run(vulkan_slot(broken, 3), o, 3);
     EXPECT_EQ(one.size(), size_t(o.cases));
     EXPECT_EQ(one, three);
+  }
+}
+
+TEST(Reports, WebGpuCasesRunTwoAtATimeReportWhatOneAtATimeDoes) {
+  auto webgpu_slot = [](uint32_t workers) {
+    std::vector<BackendSlot> slots(1);
+    slots[0].name = "webgpu";
+    slots[0].requested = true;
+    slots[0].backend = WebGpuBackend::create({.workers = workers}, &slots[0].unavailable);
+    return slots;
+  };
+  for (const CheckOptions& o : {rope_half_f32(30), sdpa_f16(24)}) {
+    const json one = cases_run(webgpu_slot(1), o, 1), two = cases_run(webgpu_slot(2), o, 2);
+    EXPECT_EQ(one.size(), size_t(o.cases));
+    EXPECT_EQ(one, two);
   }
 }
 
