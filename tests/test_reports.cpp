@@ -338,6 +338,26 @@ TEST(Reports, WebGpuCasesRunTwoAtATimeReportWhatOneAtATimeDoes) {
   }
 }
 
+// TOUCHSTONE_CORES=16 takes a 16-core machine's paths on this one: every sweep's large and edge
+// cases prepared from the start, the whole run warmed ahead, more comparing threads. The report is
+// the same, case by case; the sweep's large case (rope_half's is case 16) is tallied last.
+TEST(Reports, ACheckPlannedForSixteenCoresReportsWhatTheMachinesPlanDoes) {
+  CheckOptions o;
+  o.ops = {"rope_half", "q8ta_conv2d"}, o.cases = 20, o.seed = 1, o.quiet = true;
+  auto run = [&](const char* cores) {
+    if (cores) ::setenv("TOUCHSTONE_CORES", cores, 1);
+    json kept = cases_run(vulkan_slot("", 1), o, 1);
+    ::unsetenv("TOUCHSTONE_CORES");
+    return kept;
+  };
+  const json mine = run(nullptr), sixteen = run("16");
+  ASSERT_EQ(mine.size(), 20u * 4) << "rope_half's 3 dtypes and q8ta_conv2d's int8";
+  EXPECT_EQ(mine, sixteen);
+  EXPECT_EQ(mine[19][0], 16) << "the large case closes rope_half/float32: " << mine[19][1];
+  EXPECT_NE(mine[19][1].get<std::string>().find("H=64,S=1025,D=256"), std::string::npos) << mine[19][1];
+  EXPECT_EQ(mine[16][0], 17) << "the cases after it move up one";
+}
+
 TEST(Reports, ABrokenKernelsSweepIsReportedWhereItFails) {
   auto slots = vulkan_slot(kSkipsRaggedTail);
   ASSERT_TRUE(slots[0].backend) << slots[0].unavailable;

@@ -9,6 +9,7 @@
 #include <deque>
 #include <future>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -72,6 +73,18 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
   return std::fflush(stdout) == 0 ? 0 : 2;
 }
 
+// The cores check plans its threads and how far ahead it prepares for: TOUCHSTONE_CORES (1..1024)
+// if set, so that a test on 2 cores takes the paths of a 16-core machine, else the machine's.
+unsigned check_cores() {
+  if (const char* v = std::getenv("TOUCHSTONE_CORES")) {
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (end != v && *end == 0 && n >= 1 && n <= 1024) return unsigned(n);
+    throw UsageError(cat("TOUCHSTONE_CORES='", v, "' is not a core count in 1..1024"));
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 constexpr size_t kInFlight = 8;  // cases a lane thread may run ahead of the tally (run_check)
 
 // Every call into backend s (warm, run_case) runs on lanes[s], taken in the order handed in: a case
@@ -100,25 +113,40 @@ struct Prepared {
   bool valid() const { return e != nullptr; }
 };
 
-Prepared launch(const OpDef& op, Case c) {
+// `pool`: where the case is prepared; none: a thread of its own.
+Prepared launch(const OpDef& op, Case c, TaskPool* pool = nullptr) {
   Prepared p;
   p.e = std::make_shared<Expected>();
   p.classes = std::make_shared<std::vector<std::string>>();
   auto made = std::make_shared<std::promise<bool>>();
   p.made = made->get_future().share();
-  p.done = std::async(std::launch::async, [e = p.e, classes = p.classes, made, &op, c = std::move(c)] {
-             bool told = false;
-             try {
-               prepare(*e, op, c, kMaxCaseBytes, [&](bool built) {
-                 told = true;
-                 made->set_value(built);
-               });
-             } catch (...) {
-               if (!told) made->set_exception(std::current_exception());
-               throw;
-             }
-             *classes = case_classes(*e);
-           }).share();
+  auto work = [e = p.e, classes = p.classes, made, &op, c = std::move(c)] {
+    bool told = false;
+    try {
+      prepare(*e, op, c, kMaxCaseBytes, [&](bool built) {
+        told = true;
+        made->set_value(built);
+      });
+    } catch (...) {
+      if (!told) made->set_exception(std::current_exception());
+      throw;
+    }
+    *classes = case_classes(*e);
+  };
+  if (!pool) {
+    p.done = std::async(std::launch::async, std::move(work)).share();
+    return p;
+  }
+  auto done = std::make_shared<std::promise<void>>();
+  p.done = done->get_future().share();
+  pool->submit([work = std::move(work), done] {
+    try {
+      work();
+      done->set_value();
+    } catch (...) {
+      done->set_exception(std::current_exception());
+    }
+  });
   return p;
 }
 
@@ -168,8 +196,14 @@ struct RunSweep {
   uint64_t first = 0;
 };
 
-// A sweep's large case (its index and its case being prepared), if this shard and --match run it.
-using LargeCase = std::optional<std::pair<int64_t, Prepared>>;
+// A sweep's cases prepared before the sweep starts, by index: its large case, if this shard and
+// --match run it, and on a machine of 8 cores or more its hand-picked edge cases, some of whose
+// references take most of a second (q8ta_conv2d's 512x512 3x3 conv: 0.6-0.8 s on the H100, in the
+// tally's path when prepared a few cases ahead).
+struct EarlyCases {
+  std::optional<int64_t> large;
+  std::map<int64_t, Prepared> cases;
+};
 
 // The large case's float64 reference takes up to ~2 s (q8ta_add's), longer than a whole sweep on a GPU
 // (0.2-0.5 s on the H100): each is started large_ahead() sweeps before its own starts, so at most
@@ -177,16 +211,23 @@ using LargeCase = std::optional<std::pair<int64_t, Prepared>>;
 // A machine of 8 cores or more starts them all at once (8 cases, ~3 GB): the H100's 16 cores
 // computed q8ta_add's in 2.7 s while the other sweeps ran, and an earlier start took it off the tally's path.
 size_t large_ahead() {
-  const size_t cores = std::thread::hardware_concurrency();
+  const size_t cores = check_cores();
   return cores >= 8 ? SIZE_MAX / 2 : std::max<size_t>(1, cores / 2);
 }
 
-LargeCase start_large(const Sweep& sweep, uint64_t first, const CheckOptions& o, const std::optional<std::regex>& match) {
-  std::optional<int64_t> k = sweep.large_index();
-  if (!k || (first + uint64_t(*k)) % o.shards != o.shard) return std::nullopt;
-  Case c = sweep.at(*k);
-  if (match && !std::regex_search(c.id(), *match)) return std::nullopt;
-  return std::make_pair(*k, launch(sweep.op(), std::move(c)));
+// `edges`: where the edge cases are prepared (null: not early). The large case has a thread of its own.
+EarlyCases start_early(const Sweep& sweep, uint64_t first, const CheckOptions& o, const std::optional<std::regex>& match,
+                       TaskPool* edges) {
+  EarlyCases early;
+  const std::optional<int64_t> large = sweep.large_index();
+  for (int64_t k = 0; k < sweep.edges(); ++k) {
+    if ((k != large && !edges) || (first + uint64_t(k)) % o.shards != o.shard) continue;
+    Case c = sweep.at(k);
+    if (match && !std::regex_search(c.id(), *match)) continue;
+    if (k == large) early.large = k;
+    early.cases.emplace(k, launch(sweep.op(), std::move(c), k == large ? nullptr : edges));
+  }
+  return early;
 }
 
 // The cases of one sweep in order, each prepared (inputs, contract verdict, float64 reference,
@@ -201,11 +242,11 @@ class Lookahead {
     uint64_t position;
     Prepared expected;  // not valid(): --match leaves the case out
   };
-  // `large`: the sweep's large case, started earlier (start_large).
+  // `early`: the sweep's cases started earlier (start_early).
   Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index,
-            LargeCase large)
+            EarlyCases early)
       : sweep_(sweep), o_(o), match_(match), index_(index),
-        depth_(std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 16)), large_(std::move(large)) {}
+        depth_(std::clamp<size_t>(check_cores(), 2, 16)), early_(std::move(early)) {}
 
   std::optional<Next> next() {
     while (queue_.size() < depth_ && k_ < sweep_.size()) {
@@ -213,8 +254,9 @@ class Lookahead {
       const uint64_t position = index_++;
       if (position % o_.shards != o_.shard) continue;
       Next n{k, position, {}};
-      if (large_ && large_->first == k) {
-        n.expected = large_->second;
+      if (auto e = early_.cases.find(k); e != early_.cases.end()) {
+        n.expected = std::move(e->second);
+        early_.cases.erase(e);
       } else {
         Phase drawing("check: draw the case (generators)");
         Case c = sweep_.at(k);
@@ -236,7 +278,7 @@ class Lookahead {
   const size_t depth_;
   int64_t k_ = 0;
   std::deque<Next> queue_;
-  LargeCase large_;
+  EarlyCases early_;
 };
 
 // The kernels of the cases ahead are handed to the backends to compile, kWarmChunk cases at a time,
@@ -295,7 +337,7 @@ class WarmAhead {
   static constexpr int64_t kWarmChunk = 256;
   // A machine of 8 cores or more warms the whole run from the start: its compile threads (Vulkan)
   // and Dawn workers (WebGPU, one pipeline at a time each) then make every kernel side by side.
-  const uint64_t kWarmAhead = std::thread::hardware_concurrency() >= 8 ? UINT64_MAX / 2 : 512;
+  const uint64_t kWarmAhead = check_cores() >= 8 ? UINT64_MAX / 2 : 512;
 
   void hand_over(const OpDef* op, std::shared_ptr<const std::vector<Problem>> problems) {
     for (size_t s = 0; s < slots_.size(); ++s)
@@ -343,7 +385,9 @@ void shrink_groups(CheckRun& run, const CheckOptions& o, const InterruptGuard& g
 
 struct CheckStart {
   std::vector<RunSweep> sweeps;
-  std::deque<LargeCase> larges;  // those of sweeps [0, larges.size())
+  std::deque<EarlyCases> early;  // those of sweeps [0, early.size())
+  // Where the edge cases are prepared early: on 8 or more cores, every sweep's from the start.
+  std::unique_ptr<TaskPool> edges;
 
   CheckStart(const CheckOptions& o, const SweepPlan& plan, const std::optional<std::regex>& match) {
     for (auto& [op, dtypes] : plan)
@@ -351,13 +395,14 @@ struct CheckStart {
         const uint64_t first = sweeps.empty() ? 0 : sweeps.back().first + uint64_t(sweeps.back().sweep->size());
         sweeps.push_back({std::make_unique<Sweep>(*op, t, o.cases, o.seed), first});
       }
+    if (check_cores() >= 8) edges = std::make_unique<TaskPool>(check_cores());
     start_larges(o, match, large_ahead());
   }
-  // Starts preparing the large cases of sweeps up to `through`.
+  // Starts preparing the early cases of sweeps up to `through`.
   void start_larges(const CheckOptions& o, const std::optional<std::regex>& match, size_t through) {
-    while (larges.size() <= through && larges.size() < sweeps.size()) {
-      const RunSweep& s = sweeps[larges.size()];
-      larges.push_back(start_large(*s.sweep, s.first, o, match));
+    while (early.size() <= through && early.size() < sweeps.size()) {
+      const RunSweep& s = sweeps[early.size()];
+      early.push_back(start_early(*s.sweep, s.first, o, match, edges.get()));
     }
   }
 };
@@ -461,7 +506,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
   std::atomic<bool> cancel{false};  // set when the run stops: queued judges return at once
   // Comparing took ~40% of a lane's time on the H100 (0.6 of 1.5 ms a case): it runs here, so a lane
   // only calls its backend. Declared before the lanes, which hand work to it, so it outlives them.
-  TaskPool comparing(std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u));
+  TaskPool comparing(std::clamp(check_cores() / 2, 1u, 8u));
   Lanes lanes(slots.size());
   for (size_t s = 0; s < slots.size(); ++s)
     if (slots[s].backend) lanes[s] = std::make_unique<TaskPool>(std::max(1u, slots[s].backend->concurrency()));
@@ -471,13 +516,13 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
   const size_t in_flight = kInFlight * threads;
   WarmAhead warm(sweeps, o, match, slots, lanes);
   Judging judging{slots, lanes, comparing, cancel};
-  std::deque<LargeCase>& larges = started->larges;  // sweep j's and the next sweeps', started
+  std::deque<EarlyCases>& early = started->early;  // sweep j's and the next sweeps', started
   // A large case goes to the lanes as soon as they exist: a lane takes it when its inputs are made,
   // long before the tally reaches it (its run took 1 s on the H100, mostly packing 16M values).
   auto start_larges = [&](size_t through) {
     started->start_larges(o, match, through);
-    for (LargeCase& l : larges)
-      if (l && l->second.judged.empty()) judging.start(l->second);
+    for (EarlyCases& e : early)
+      if (e.large && e.cases.at(*e.large).judged.empty()) judging.start(e.cases.at(*e.large));
   };
   for (size_t j = 0; j < sweeps.size() && !stopped; ++j) {
     const Sweep& sweep = *sweeps[j].sweep;
@@ -485,8 +530,8 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
     const DType t = sweep.dtype();
     const std::string label = cat(op->name, "/", dtype_name(t));
     start_larges(j + large_ahead());
-    LargeCase large = std::move(larges[j]);
-    larges[j].reset();
+    EarlyCases cases = std::move(early[j]);
+    early[j] = EarlyCases{};
     for (auto& cls : expected_classes(*op)) run.coverage[op->name][cls] += 0;
     const size_t first = run.groups.size();
     for (auto& s : slots) {
@@ -509,7 +554,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
       run.groups.push_back(std::move(g));
     }
     auto last_progress = std::chrono::steady_clock::now();
-    Lookahead ahead(sweep, o, match, index, std::move(large));
+    Lookahead ahead(sweep, o, match, index, std::move(cases));
     // Cases handed to the lanes and not yet tallied, in order: a lane runs up to in_flight cases
     // ahead of the tally, so one backend's slow case (a pipeline still compiling) does not hold the
     // other back. A judge holds its case's shared_future, not a reference.

@@ -31,6 +31,7 @@ class Sweep {
   // Where the operator's large case (OpDef::large_case) stands in this sweep, if it runs at all: its
   // reference takes seconds, so check starts preparing it when the sweep starts.
   std::optional<int64_t> large_index() const { return large_; }
+  int64_t edges() const { return int64_t(edges_.size()); }  // cases 0..edges()-1 are hand-picked
   const OpDef& op() const { return *op_; }
   DType dtype() const { return dtype_; }
 
