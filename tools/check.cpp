@@ -95,8 +95,7 @@ constexpr size_t kInFlight = 8;  // cases a lane thread may run ahead of the tal
 // (run_check's `comparing`).
 using Lanes = std::vector<std::unique_ptr<TaskPool>>;
 
-
-// A case being prepared on a thread of its own: its inputs first (`made`: whether they were built),
+// A case being prepared on a thread of its own (or a pool's): its inputs first (`made`: whether they were built),
 // then its float64 reference (`done`). A lane runs the case as soon as it is made, while the
 // reference is still being computed; comparing and the tally wait for done. On the H100 the lanes
 // spent 30% of a warm check waiting for references they do not read.
