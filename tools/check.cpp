@@ -395,10 +395,10 @@ struct CheckStart {
         sweeps.push_back({std::make_unique<Sweep>(*op, t, o.cases, o.seed), first});
       }
     if (check_cores() >= 8) edges = std::make_unique<TaskPool>(check_cores());
-    start_larges(o, match, large_ahead());
+    start_through(o, match, large_ahead());
   }
   // Starts preparing the early cases of sweeps up to `through`.
-  void start_larges(const CheckOptions& o, const std::optional<std::regex>& match, size_t through) {
+  void start_through(const CheckOptions& o, const std::optional<std::regex>& match, size_t through) {
     while (early.size() <= through && early.size() < sweeps.size()) {
       const RunSweep& s = sweeps[early.size()];
       early.push_back(start_early(*s.sweep, s.first, o, match, edges.get()));
@@ -518,8 +518,8 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
   std::deque<EarlyCases>& early = started->early;  // sweep j's and the next sweeps', started
   // A large case goes to the lanes as soon as they exist: a lane takes it when its inputs are made,
   // long before the tally reaches it (its run took 1 s on the H100, mostly packing 16M values).
-  auto start_larges = [&](size_t through) {
-    started->start_larges(o, match, through);
+  auto start_through = [&](size_t through) {
+    started->start_through(o, match, through);
     for (EarlyCases& e : early)
       if (e.large && e.cases.at(*e.large).judged.empty()) judging.start(e.cases.at(*e.large));
   };
@@ -528,7 +528,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
     const OpDef* op = &sweep.op();
     const DType t = sweep.dtype();
     const std::string label = cat(op->name, "/", dtype_name(t));
-    start_larges(j + large_ahead());
+    start_through(j + large_ahead());
     EarlyCases cases = std::move(early[j]);
     early[j] = EarlyCases{};
     for (auto& cls : expected_classes(*op)) run.coverage[op->name][cls] += 0;
