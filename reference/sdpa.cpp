@@ -40,8 +40,9 @@ constexpr uint32_t kDecodeLanes = 8;       // = its LG: Dispatch::subgroup
 constexpr int64_t kDecodeMaxD4 = 32;       // = its LG * TL
 constexpr int64_t kDecodeMaxRows = 16;     // four blocks: each reads the chunk's K and V (from L2 after the first)
 constexpr int64_t kDecodeMaxS = 4;         // = its FMAX: this step's rows, staged in shared memory
-constexpr int64_t kDecodeMaxChunk = 512;   // = its DCHUNK
-constexpr int64_t kDecodeWorkgroups = 1024;
+constexpr int64_t kDecodeShared = 512;     // = its DCHUNK: the weights' shared vec4s, >= the longest chunk
+constexpr int64_t kDecodeMaxChunk = 256;
+constexpr int64_t kDecodeWorkgroups = 256;
 
 struct SplitGeometry {
   bool decode = false;  // sdpa_decode_partial (else sdpa_split_partial)
@@ -58,10 +59,12 @@ struct SplitGeometry {
 // 128 / 256 took 199 / 193 us: more chunks shorten each workgroup's chain of loads but lengthen
 // the combine's, which reads every chunk's partial output (ctx 32768: 128 chunks of 256, 2 MiB of
 // partial outputs written and read again beside 134 MB of float16 K/V).
-// The decode partial: blocks of 4 rows; chunks of 64 keys, longer (up to 512) while that leaves
-// more than kDecodeWorkgroups workgroups. Measured on an H100 (the bench shape above, float16): at
-// ctx 4096 shortest chunks of 16 / 32 / 64 took 23.8 / 23.7 / 21.2 us (35 with 16 and 2,048
-// workgroups); at ctx 32768 at most 1,024 / 2,048 / 4,096 workgroups took 85 / 95 / 110 us.
+// The decode partial: blocks of 4 rows; chunks of 64 keys, longer (up to 256) while that leaves
+// more than kDecodeWorkgroups workgroups. Measured on an H100 (the bench shape above, float16, the
+// kernel whose whole V batches check no bound): chunks of 64 / 128 / 256 keys took 13.0 / 14.5 /
+// 17.2 us at ctx 1024, 19.5 / 15.8 / 17.3 us at ctx 4096 (512 / 256 / 128 workgroups); at ctx 32768
+// chunks of 128 / 256 / 512 (2,048 / 1,024 / 512 workgroups) took 83 / 74 / 82 us (before K was
+// loaded a step ahead).
 SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t ctx) {
   SplitGeometry g;
   const int64_t rows = S * (Hq / Hkv);
@@ -89,7 +92,7 @@ SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int6
 // texels. Two sizes only, so that the sweep compiles few variants: decode's blocks of a few GQA
 // heads get 4 KB of scores (16 KB, prefill's, would cap a large GPU's workgroups per multiprocessor).
 std::vector<std::string> split_defines(const SplitGeometry& g) {
-  if (g.decode) return {cat("DCHUNK=", kDecodeMaxChunk), cat("FMAX=", kDecodeMaxS)};
+  if (g.decode) return {cat("DCHUNK=", kDecodeShared), cat("FMAX=", kDecodeMaxS)};
   if (g.qblock * g.chunk <= 1024) return {"SCMAX=1024", "QSTAGE=256"};
   return {cat("SCMAX=", kSplitScores), "QSTAGE=512"};
 }

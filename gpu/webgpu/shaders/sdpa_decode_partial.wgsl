@@ -99,14 +99,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (texel_of(t, u) < pc.D4) { qr[i][u] = qf[i * pc.D4 + texel_of(t, u)]; }
     }
   }
+  // Each step's K texels are loaded one step ahead (as the GLSL): the next step's loads are in
+  // flight during this step's dots and shuffles.
+  var ahead : array<array<vec4<f32>, TL>, KP>;
+  for (var p = 0u; p < KP; p++) {
+    for (var u = 0u; u < TL; u++) {
+      let c = grp * KP + p;
+      let d4 = texel_of(t, u);
+      ahead[p][u] = vec4<f32>(0.0);
+      if (c < nc && d4 < pc.D4) { ahead[p][u] = k_cache_at4(cached_at(c0 + c, d4)); }
+    }
+  }
   for (var base = 0u; base < nc; base += (WG / LG) * KP) {
-    var kk : array<array<vec4<f32>, TL>, KP>;
+    let kk = ahead;
     for (var p = 0u; p < KP; p++) {
       for (var u = 0u; u < TL; u++) {
-        let c = base + grp * KP + p;
+        let c = base + (WG / LG) * KP + grp * KP + p;
         let d4 = texel_of(t, u);
-        kk[p][u] = vec4<f32>(0.0);
-        if (c < nc && d4 < pc.D4) { kk[p][u] = k_cache_at4(cached_at(c0 + c, d4)); }
+        ahead[p][u] = vec4<f32>(0.0);
+        if (c < nc && d4 < pc.D4) { ahead[p][u] = k_cache_at4(cached_at(c0 + c, d4)); }
       }
     }
     var acc : array<f32, 8>;  // KP * QB
@@ -152,7 +163,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     acc[i] = vec4<f32>(0.0);
     na[i] = seen_of(i);
   }
-  for (var base = 0u; base < nc; base += NS * KB) {
+  // Whole batches of cached keys check no bound (as the GLSL): every query of the block sees every
+  // cached key, and the spare rows' sums are never stored.
+  let whole = nc - nc % (NS * KB);
+  for (var base = 0u; base < whole; base += NS * KB) {
+    var vv : array<vec4<f32>, KB>;
+    for (var u = 0u; u < KB; u++) {
+      vv[u] = vec4<f32>(0.0);
+      if (d4 < pc.D4) { vv[u] = v_cache_at4(cached_at(c0 + base + u * NS + slice, d4)); }
+    }
+    for (var u = 0u; u < KB; u++) {
+      let e = w4[base + u * NS + slice];
+      for (var i = 0u; i < QB; i++) { acc[i] += e[i] * vv[u]; }
+    }
+  }
+  for (var base = whole; base < nc; base += NS * KB) {
     var vv : array<vec4<f32>, KB>;
     for (var u = 0u; u < KB; u++) {
       let c = base + u * NS + slice;
