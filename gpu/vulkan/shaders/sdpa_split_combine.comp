@@ -24,6 +24,7 @@ layout(push_constant) uniform Params { uint n; uint S; uint Hq; uint Hkv; uint D
 
 const uint WG = 64u;  // = Dispatch::workgroup (reference/sdpa.cpp kSplitWg)
 const uint SL = 16u;  // invocations (chunk slices) per texel (kSplitSlices)
+const uint CB = 8u;   // chunks a slice holds from its first pass (decode ctx 32768: 128 chunks = 16 * 8)
 const float MASKED = -1.0e30;
 shared float red_m[WG], red_l[WG];
 shared vec4 red_o[WG];
@@ -43,14 +44,30 @@ void main() {
     nv = min((pc.pos + s) / pc.chunk + 1u, pc.chunks);
     b = r * pc.chunks;
   }
+  // A slice's first CB chunks (m, l) and parts are loaded together, before the max's barrier, and
+  // held: one round trip to memory where there were two (later chunks, past 16 * CB, are read again).
+  vec2 mlh[CB];
+  vec4 oh[CB];
   float M = MASKED;
-  for (uint j = k; j < nv; j += SL) M = max(M, part_ml[b + j].x);
+  for (uint x = 0u; x < CB; ++x) {
+    uint j = k + x * SL;
+    mlh[x] = j < nv ? part_ml[b + j] : vec2(MASKED, 0.0);
+    oh[x] = j < nv ? part_o[(b + j) * pc.D4 + d4] : vec4(0.0);
+    M = max(M, mlh[x].x);
+  }
+  for (uint j = k + CB * SL; j < nv; j += SL) M = max(M, part_ml[b + j].x);
   red_m[l] = M;
   barrier();
   for (uint i = 0u; i < SL; ++i) M = max(M, red_m[first + i]);
   float L = 0.0;
   vec4 o = vec4(0.0);
-  for (uint j = k; j < nv; j += SL) {
+  for (uint x = 0u; x < CB; ++x)
+    if (k + x * SL < nv) {
+      float a = exp(mlh[x].x - M);
+      L += a * mlh[x].y;
+      o += a * oh[x];
+    }
+  for (uint j = k + CB * SL; j < nv; j += SL) {
     vec2 ml = part_ml[b + j];
     float a = exp(ml.x - M);
     L += a * ml.y;

@@ -20,6 +20,7 @@ struct Params { n: u32, S: u32, Hq: u32, Hkv: u32, D4: u32, pos: u32, chunk: u32
 @group(0) @binding(7) var<uniform> pc : Params;
 
 const SL = 16u;  // invocations (chunk slices) per texel; WG = 64 (reference/sdpa.cpp kSplitWg)
+const CB = 8u;   // chunks a slice holds from its first pass (the GLSL's CB)
 const MASKED = -1.0e30;
 var<workgroup> red_m : array<f32, 64>;
 var<workgroup> red_l : array<f32, 64>;
@@ -48,14 +49,34 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     nv = min((pc.pos + r / pc.Hq) / pc.chunk + 1u, pc.chunks);
     b = r * pc.chunks;
   }
+  // A slice's first CB chunks loaded together and held, before the max's barrier (as the GLSL).
+  var mlh : array<vec2<f32>, CB>;
+  var oh : array<vec4<f32>, CB>;
   var M = MASKED;
-  for (var j = k; j < nv; j += SL) { M = max(M, part_ml[b + j].x); }
+  for (var x = 0u; x < CB; x++) {
+    let j = k + x * SL;
+    mlh[x] = vec2<f32>(MASKED, 0.0);
+    oh[x] = vec4<f32>(0.0);
+    if (j < nv) {
+      mlh[x] = part_ml[b + j];
+      oh[x] = part_o[(b + j) * pc.D4 + d4];
+    }
+    M = max(M, mlh[x].x);
+  }
+  for (var j = k + CB * SL; j < nv; j += SL) { M = max(M, part_ml[b + j].x); }
   red_m[l] = M;
   workgroupBarrier();
   for (var i = 0u; i < SL; i++) { M = max(M, red_m[first + i]); }
   var L = 0.0;
   var o = vec4<f32>(0.0);
-  for (var j = k; j < nv; j += SL) {
+  for (var x = 0u; x < CB; x++) {
+    if (k + x * SL < nv) {
+      let a = exp(mlh[x].x - M);
+      L += a * mlh[x].y;
+      o += a * oh[x];
+    }
+  }
+  for (var j = k + CB * SL; j < nv; j += SL) {
     let ml = part_ml[b + j];
     let a = exp(ml.x - M);
     L += a * ml.y;
