@@ -42,7 +42,7 @@ constexpr int64_t kDecodeMaxRows = 16;     // four blocks: each reads the chunk'
 constexpr int64_t kDecodeMaxS = 4;         // = its FMAX: this step's rows, staged in shared memory
 constexpr int64_t kDecodeShared = 512;     // = its DCHUNK: the weights' shared vec4s, >= the longest chunk
 constexpr int64_t kDecodeMaxChunk = 256;
-constexpr int64_t kDecodeWorkgroups = 256;
+constexpr int64_t kDecodeWave = 352;       // workgroups a wave (split_geometry)
 
 struct SplitGeometry {
   bool decode = false;  // sdpa_decode_partial (else sdpa_split_partial)
@@ -59,12 +59,16 @@ struct SplitGeometry {
 // 128 / 256 took 199 / 193 us: more chunks shorten each workgroup's chain of loads but lengthen
 // the combine's, which reads every chunk's partial output (ctx 32768: 128 chunks of 256, 2 MiB of
 // partial outputs written and read again beside 134 MB of float16 K/V).
-// The decode partial: blocks of 4 rows; chunks of 64 keys, longer (up to 256) while that leaves
-// more than kDecodeWorkgroups workgroups. Measured on an H100 (the bench shape above, float16, the
-// kernel whose whole V batches check no bound): chunks of 64 / 128 / 256 keys took 13.0 / 14.5 /
-// 17.2 us at ctx 1024, 19.5 / 15.8 / 17.3 us at ctx 4096 (512 / 256 / 128 workgroups); at ctx 32768
-// chunks of 128 / 256 / 512 (2,048 / 1,024 / 512 workgroups) took 83 / 74 / 82 us (before K was
-// loaded a step ahead).
+// The decode partial: blocks of 4 rows; chunks a multiple of 32 keys (its K steps and V batches),
+// the shortest (at least 64) that leaves at most kDecodeWave workgroups, or two waves' worth where
+// one would need chunks past 192 keys; at most 256. The H100 holds 396 of these workgroups at once
+// (3 a multiprocessor at 168 registers), and a grid just past a multiple of that waits for a mostly
+// idle last wave. Measured there (the bench shape above, float16; workgroups in brackets):
+//   ctx 2048: chunks of 64 / 96 / 128 took 13.7 (256) / 13.1 (176) / 14.3 (128) us;
+//   ctx 4096: 64 / 96 / 128 / 160: 19.1 (512) / 15.1 (344) / 15.7 (256) / 15.1 (208) us;
+//   ctx 8192: 128 / 192 / 256: 25.0 (512) / 19.2 (344) / 19.6 (256) us;
+//   ctx 16384: 192 / 256: 40.3 (688) / 45.2 (512) us;
+//   ctx 32768: 192 / 224 / 256 / 320: 72.5 (1,368) / 67.4 (1,176) / 68.7 (1,024) / 75.6 (832) us.
 SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t ctx) {
   SplitGeometry g;
   const int64_t rows = S * (Hq / Hkv);
@@ -73,8 +77,11 @@ SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int6
     g.decode = true;
     g.qblock = kDecodeQueries;
     g.qblocks = (rows + g.qblock - 1) / g.qblock;
-    g.chunk = 64;
-    while (g.chunk < kDecodeMaxChunk && chunks() * g.qblocks * Hkv > kDecodeWorkgroups) g.chunk *= 2;
+    for (int64_t waves = 1; waves <= 2; ++waves) {
+      g.chunk = 64;
+      while (g.chunk < kDecodeMaxChunk && chunks() * g.qblocks * Hkv > waves * kDecodeWave) g.chunk += 32;
+      if (g.chunk <= 192) break;
+    }
     g.chunks = chunks();
     return g;
   }
