@@ -509,12 +509,15 @@ std::vector<Case> edge_cases(DType t) {
       in_storage(mk(5, 5, 5, 4, 0, "naive"), "texture3d_c;k_cache=buffer;out=texture3d_w;v_cache=buffer"),
       in_storage(mk(2, 3, 1, 16, 6, "tiled"), "buffer;out=texture3d_w;q=texture3d_c"),
       // split: one chunk of one key; ragged chunks (ctx 201 = 6 x 32 + 9); 256 chunks of a long
-      // context; the Llama-3 decode shape (GQA 4:1 in one workgroup); prefill whose query blocks span
-      // positions (GQA 3:1: 21 queries in a block of 32; 280 in 9 blocks, the last ragged) and whose
-      // causal limit cuts through chunks.
+      // context; decode chunks that are not a power of two (96 keys, the last of 24) and decode in
+      // two waves (chunks of 192, 688 workgroups: split_geometry); the Llama-3 decode shape (GQA 4:1
+      // in one workgroup); prefill whose query blocks span positions (GQA 3:1: 21 queries in a block
+      // of 32; 280 in 9 blocks, the last ragged) and whose causal limit cuts through chunks.
       mk(1, 4, 1, 8, 0, "split"),
       mk(1, 8, 2, 16, 200, "split"),
       mk(1, 2, 1, 4, 8191, "split"),
+      mk(1, 8, 8, 8, 2999, "split"),
+      mk(1, 16, 16, 8, 8191, "split"),
       mk(1, 32, 8, 128, 100, "split"),
       mk(7, 6, 2, 64, 0, "split"),
       mk(70, 4, 1, 8, 30, "split"),
