@@ -43,6 +43,7 @@ constexpr int64_t kDecodeMaxS = 4;         // = its FMAX: this step's rows, stag
 constexpr int64_t kDecodeShared = 512;     // = its DCHUNK: the weights' shared vec4s, >= the longest chunk
 constexpr int64_t kDecodeMaxChunk = 256;
 constexpr int64_t kDecodeWave = 352;       // workgroups a wave (split_geometry)
+constexpr int64_t kDecodeOneWaveChunk = 192;  // the longest chunk a one-wave grid takes
 
 struct SplitGeometry {
   bool decode = false;  // sdpa_decode_partial (else sdpa_split_partial)
@@ -80,7 +81,7 @@ SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int6
     for (int64_t waves = 1; waves <= 2; ++waves) {
       g.chunk = 64;
       while (g.chunk < kDecodeMaxChunk && chunks() * g.qblocks * Hkv > waves * kDecodeWave) g.chunk += 32;
-      if (g.chunk <= 192) break;
+      if (g.chunk <= kDecodeOneWaveChunk) break;
     }
     g.chunks = chunks();
     return g;

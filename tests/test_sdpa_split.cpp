@@ -81,11 +81,11 @@ TEST_P(SdpaSplit, ShuffleGroupsPastTheDevicesSubgroupsAreUnsupported) {
 INSTANTIATE_TEST_SUITE_P(All, SdpaSplit, ::testing::ValuesIn(known_backends()), [](const auto& info) { return info.param; });
 
 // The combine weighs every chunk as if its max were the row's: a_j = exp(m_j - m_j) = 1 instead of
-// exp(m_j - M) (M is reset to the chunk's own max just before a_j is computed).
+// exp(m_j - M) (a_j is set to 1 right after it is computed, in add_chunk, for every chunk).
 std::string combine_without_rescale(const std::string& backend) {
   return backend == "vulkan"
-             ? with_bug("gpu/vulkan/shaders/sdpa_split_combine.comp", "vec2 ml = part_ml[b + j];", "    M = ml.x;", true)
-             : with_bug("gpu/webgpu/shaders/sdpa_split_combine.wgsl", "let ml = part_ml[b + j];", "    M = ml.x;", true);
+             ? with_bug("gpu/vulkan/shaders/sdpa_split_combine.comp", "float a = exp(ml.x - M);", "  a = 1.0;", true)
+             : with_bug("gpu/webgpu/shaders/sdpa_split_combine.wgsl", "var a = exp(ml.x - M);", "  a = 1.0;", true);
 }
 
 class SdpaSplitBug : public ::testing::TestWithParam<std::string> {};

@@ -29,6 +29,13 @@ const float MASKED = -1.0e30;
 shared float red_m[WG], red_l[WG];
 shared vec4 red_o[WG];
 
+// A chunk's share of the row, rescaled to its max M: a = exp(m_j - M), L += a * l_j, o += a * part_o[j].
+void add_chunk(vec2 ml, vec4 po, float M, inout float L, inout vec4 o) {
+  float a = exp(ml.x - M);
+  L += a * ml.y;
+  o += a * po;
+}
+
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
   uint l = gl_LocalInvocationIndex, k = l % SL, first = l - k, t = w * (WG / SL) + l / SL;
@@ -62,17 +69,8 @@ void main() {
   float L = 0.0;
   vec4 o = vec4(0.0);
   for (uint x = 0u; x < CB; ++x)
-    if (k + x * SL < nv) {
-      float a = exp(mlh[x].x - M);
-      L += a * mlh[x].y;
-      o += a * oh[x];
-    }
-  for (uint j = k + CB * SL; j < nv; j += SL) {
-    vec2 ml = part_ml[b + j];
-    float a = exp(ml.x - M);
-    L += a * ml.y;
-    o += a * part_o[(b + j) * pc.D4 + d4];
-  }
+    if (k + x * SL < nv) add_chunk(mlh[x], oh[x], M, L, o);
+  for (uint j = k + CB * SL; j < nv; j += SL) add_chunk(part_ml[b + j], part_o[(b + j) * pc.D4 + d4], M, L, o);
   red_l[l] = L;
   red_o[l] = o;
   barrier();

@@ -26,6 +26,13 @@ var<workgroup> red_m : array<f32, 64>;
 var<workgroup> red_l : array<f32, 64>;
 var<workgroup> red_o : array<vec4<f32>, 64>;
 
+// A chunk's share of the row, rescaled to its max M (as the GLSL's add_chunk).
+fn add_chunk(ml: vec2<f32>, po: vec4<f32>, M: f32, L: ptr<function, f32>, o: ptr<function, vec4<f32>>) {
+  var a = exp(ml.x - M);  // var: tests splice a bug after this line (tests/test_sdpa_split.cpp)
+  *L += a * ml.y;
+  *o += a * po;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) l: u32) {
@@ -70,18 +77,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var L = 0.0;
   var o = vec4<f32>(0.0);
   for (var x = 0u; x < CB; x++) {
-    if (k + x * SL < nv) {
-      let a = exp(mlh[x].x - M);
-      L += a * mlh[x].y;
-      o += a * oh[x];
-    }
+    if (k + x * SL < nv) { add_chunk(mlh[x], oh[x], M, &L, &o); }
   }
-  for (var j = k + CB * SL; j < nv; j += SL) {
-    let ml = part_ml[b + j];
-    let a = exp(ml.x - M);
-    L += a * ml.y;
-    o += a * part_o[(b + j) * pc.D4 + d4];
-  }
+  for (var j = k + CB * SL; j < nv; j += SL) { add_chunk(part_ml[b + j], part_o[(b + j) * pc.D4 + d4], M, &L, &o); }
   red_l[l] = L;
   red_o[l] = o;
   workgroupBarrier();
