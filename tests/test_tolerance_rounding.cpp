@@ -141,7 +141,8 @@ std::vector<float> requantized(const std::string& op, const Problem& p, const In
 // head-dim texels; per chunk of the plan's length its max m_j, weights exp(s - m_j), their sum in
 // workgroup / qblock strided parts added in order, and the weighted V in key order; then the combine's rescaling by
 // exp(m_j - M), the sums over chunks in 16 strided slices then over the slices, and the reciprocal.
-// The decode partial (sdpa_decode_partial.comp) orders two sums its own way: a cached key's score is
+// The decode partial (sdpa_decode_partial.comp) orders three sums its own way: a chunk's weight sum
+// adds its 32 parts in 4 runs of 8, each a tree (chunk_softmax's run_sum); a cached key's score is
 // a tree over 8 lanes' partial dots (lane t: texels 2t, 2t + 1, 2t + 16, 2t + 17 in order; pairs t, t ^ 4, then
 // ^ 2, then ^ 1), and the weighted V adds keys in 4 strided slices (slice r: keys r, r + 4, ... of
 // the chunk, this step's keys after the cached ones), the slices added in order.
@@ -198,8 +199,14 @@ std::vector<float> sdpa_split(const Problem& p, const Inputs& in, const std::vec
           e[size_t(c - c0)] = ex(sc[size_t(c)] - mj);
           part[size_t((c - c0) % parts)] += e[size_t(c - c0)];
         }
+        // The decode partial first combines each lane group's 8 parts by shuffles (a tree: partners
+        // t ^ 1, ^ 2, ^ 4), then adds the groups in order; the other partial adds the parts in order.
+        const int64_t run = decode ? 8 : 1;
+        for (int64_t bit = 1; bit < run; bit *= 2)
+          for (int64_t k = 0; k < parts; ++k)
+            if (!(k & bit)) part[size_t(k)] = part[size_t(k ^ bit)] = part[size_t(k)] + part[size_t(k ^ bit)];
         float lj = part[0];
-        for (int64_t k = 1; k < parts; ++k) lj += part[size_t(k)];
+        for (int64_t k = run; k < parts; k += run) lj += part[size_t(k)];
         m.push_back(mj);
         l.push_back(lj);
         for (int64_t d = 0; d < D; ++d) {

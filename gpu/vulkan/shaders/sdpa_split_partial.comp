@@ -91,6 +91,10 @@ uint fresh_at(uint c, uint d4) { return 4u * (((c - pc.pos) * pc.Hkv + kvh) * pc
 uint cached_at(uint c, uint d4) { return (c * pc.Hkv + kvh) * pc.D4 + d4; }
 float score(uint i, uint c) { return sc[i * pc.chunk + c]; }
 void set_weight(uint i, uint c, float e) { sc[i * pc.chunk + c] = e; }
+// chunk_softmax's runs: single invocations (this kernel assumes no subgroup size).
+const uint RUN = 1u;
+float run_max(float x) { return x; }
+float run_sum(float x) { return x; }
 #include "sdpa_chunk_softmax.glsl"
 
 void main() {

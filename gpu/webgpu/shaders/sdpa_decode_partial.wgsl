@@ -57,6 +57,18 @@ fn fresh_at(c: u32, d4: u32) -> u32 { return 4u * (((c - pc.pos) * pc.Hkv + kvh)
 fn cached_at(c: u32, d4: u32) -> u32 { return 4u * ((c * pc.Hkv + kvh) * pc.D4 + d4); }
 fn score(i: u32, c: u32) -> f32 { return w4[c][i]; }
 fn set_weight(i: u32, c: u32, e: f32) { w4[c][i] = e; }
+// chunk_softmax's runs: a lane group's LG parts combined by shuffles (partners t ^ 1, ^ 2, ^ 4).
+const RUN = LG;
+fn run_max(x: f32) -> f32 {
+  var y = x;
+  for (var b = 1u; b < LG; b *= 2u) { y = max(y, subgroupShuffleXor(y, b)); }
+  return y;
+}
+fn run_sum(x: f32) -> f32 {
+  var y = x;
+  for (var b = 1u; b < LG; b *= 2u) { y += subgroupShuffleXor(y, b); }
+  return y;
+}
 #include "sdpa_chunk_softmax.wgsl"
 
 // Two halves of a value list held by partners (lane bit `bit` clear / set): each keeps its half and

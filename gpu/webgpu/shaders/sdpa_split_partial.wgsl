@@ -52,6 +52,10 @@ fn fresh_at(k: Block, c: u32, d4: u32) -> u32 { return 4u * (((c - pc.pos) * pc.
 fn cached_at(k: Block, c: u32, d4: u32) -> u32 { return 4u * ((c * pc.Hkv + k.kvh) * pc.D4 + d4); }
 fn score(i: u32, c: u32) -> f32 { return sc[i * pc.chunk + c]; }
 fn set_weight(i: u32, c: u32, e: f32) { sc[i * pc.chunk + c] = e; }
+// chunk_softmax's runs: single invocations (this kernel assumes no subgroup size).
+const RUN = 1u;
+fn run_max(x: f32) -> f32 { return x; }
+fn run_sum(x: f32) -> f32 { return x; }
 #include "sdpa_chunk_softmax.wgsl"
 
 @compute @workgroup_size(WG)
