@@ -124,14 +124,13 @@ TEST_P(SdpaSplitBug, CombineWithoutRescaleIsCaughtShrunkAndReproduced) {
 INSTANTIATE_TEST_SUITE_P(All, SdpaSplitBug, ::testing::ValuesIn(known_backends()),
                          [](const auto& info) { return info.param; });
 
-// The decode partial's lane group reduces its partial dot products across 8 invocations; one that
-// leaves out invocations 4..7 (texels 4..7, 12..15, ... of each key) scores every cached key wrong.
-TEST_P(SdpaSplitBug, DecodeReductionOverHalfTheLanesFails) {
-  const bool vk = GetParam() == "vulkan";
-  const std::string bug = vk ? "    if ((t & 4u) != 0u) for (uint x = 0u; x < 8u; ++x) acc[x] = 0.0;"
-                             : "    if ((t & 4u) != 0u) { for (var x = 0u; x < 8u; x++) { acc[x] = 0.0; } }";
-  const std::string src = with_bug(vk ? "gpu/vulkan/shaders/sdpa_decode_partial.comp" : "gpu/webgpu/shaders/sdpa_decode_partial.wgsl",
-                                   "h4[x] = keep(", bug, false);
+// The decode partial with one line spliced in (before the line holding `anchor`, GLSL / WGSL) must
+// FAIL `c` on this test's backend, where the shipped kernel PASSes it.
+void expect_decode_bug_fails(const std::string& backend, const std::string& anchor_vk, const std::string& bug_vk,
+                             const std::string& anchor_wgsl, const std::string& bug_wgsl, const Case& c) {
+  const bool vk = backend == "vulkan";
+  const std::string src = vk ? with_bug("gpu/vulkan/shaders/sdpa_decode_partial.comp", anchor_vk, bug_vk, false)
+                             : with_bug("gpu/webgpu/shaders/sdpa_decode_partial.wgsl", anchor_wgsl, bug_wgsl, false);
   std::string why;
   std::unique_ptr<Backend> b;
   if (vk) {
@@ -144,15 +143,31 @@ TEST_P(SdpaSplitBug, DecodeReductionOverHalfTheLanesFails) {
     b = std::move(w);
   }
   if (!b) {
-    if (missing_allowed(GetParam())) GTEST_SKIP() << GetParam() << " UNAVAILABLE: " << why;
-    FAIL() << GetParam() << " UNAVAILABLE: " << why;
+    if (missing_allowed(backend)) GTEST_SKIP() << backend << " UNAVAILABLE: " << why;
+    FAIL() << backend << " UNAVAILABLE: " << why;
   }
-  const Case c = Case::parse("sdpa/S=1,Hq=8,Hkv=2,D=64,pos=100,impl=split/float32/buffer/seed=1");
   ASSERT_EQ(sdpa_op().plan(prepare(c).problem)[0].kernel, "sdpa_decode_partial");
   EXPECT_EQ(judge(prepare(c), *b).outcome, Outcome::fail) << c.id();
-  std::unique_ptr<Backend> good = open_backend(GetParam(), {}, &why);
+  std::unique_ptr<Backend> good = open_backend(backend, {}, &why);
   ASSERT_TRUE(good) << why;
   EXPECT_EQ(judge(prepare(c), *good).outcome, Outcome::pass) << c.id();
+}
+
+// The decode partial's lane group reduces its partial dot products across 8 invocations; one that
+// leaves out invocations 4..7 (texels 4..7, 12..15, ... of each key) scores every cached key wrong.
+TEST_P(SdpaSplitBug, DecodeReductionOverHalfTheLanesFails) {
+  expect_decode_bug_fails(GetParam(), "h4[x] = keep(", "    if ((t & 4u) != 0u) for (uint x = 0u; x < 8u; ++x) acc[x] = 0.0;",
+                          "h4[x] = keep(", "    if ((t & 4u) != 0u) { for (var x = 0u; x < 8u; x++) { acc[x] = 0.0; } }",
+                          Case::parse("sdpa/S=1,Hq=8,Hkv=2,D=64,pos=100,impl=split/float32/buffer/seed=1"));
+}
+
+// The chunk softmax's sum combines each run of 8 invocations by shuffles before part 0 adds the runs
+// 8 apart; a run_sum whose runs are 4 (its LG shadowed) stops after partners t ^ 1 and t ^ 2 and
+// loses parts 4..7 of every run, so each chunk's l is about half what it is.
+TEST_P(SdpaSplitBug, DecodeSoftmaxSumOverHalfARunFails) {
+  expect_decode_bug_fails(GetParam(), "x += subgroupShuffleXor(x, b)",
+                          "  const uint LG = 4u;", "y += subgroupShuffleXor(y, b)", "  let LG = 4u;",
+                          Case::parse("sdpa/S=1,Hq=8,Hkv=2,D=64,pos=100,impl=split/float32/buffer/seed=1"));
 }
 
 }  // namespace
