@@ -183,9 +183,9 @@ std::unique_ptr<WebGpuBackend> WebGpuBackend::create(const WebGpuOptions& option
   try {
     std::vector<std::string> argv = {node, "--input-type=module", "-e",
                                      std::string(embedded("gpu/webgpu/worker.mjs")), "--", modules};
-    argv.insert(argv.end(), kDefaultToggles.begin(), kDefaultToggles.end());
-    argv.insert(argv.end(), options.dawn_toggles.begin(), options.dawn_toggles.end());
-    std::unique_ptr<WebGpuBackend> b(new WebGpuBackend(options, std::move(argv)));
+    std::vector<std::string> flags = kDefaultToggles;
+    flags.insert(flags.end(), options.dawn_toggles.begin(), options.dawn_toggles.end());
+    std::unique_ptr<WebGpuBackend> b(new WebGpuBackend(options, std::move(argv), std::move(flags)));
     b->workers_.resize(1);
     b->start(0);  // no other thread yet: no lock
     const auto& caps = b->info_.capabilities;
@@ -211,8 +211,8 @@ std::unique_ptr<WebGpuBackend> WebGpuBackend::create(const WebGpuOptions& option
   }
 }
 
-WebGpuBackend::WebGpuBackend(WebGpuOptions options, std::vector<std::string> argv)
-    : GpuBackend(".wgsl"), options_(std::move(options)), argv_(std::move(argv)) {}
+WebGpuBackend::WebGpuBackend(WebGpuOptions options, std::vector<std::string> argv, std::vector<std::string> flags)
+    : GpuBackend(".wgsl"), options_(std::move(options)), argv_(std::move(argv)), flags_(std::move(flags)) {}
 
 WebGpuBackend::~WebGpuBackend() = default;
 
@@ -377,7 +377,11 @@ void WebGpuBackend::Worker::lost() {
 
 void WebGpuBackend::start(size_t i) {
   workers_[i].lost();
-  auto w = std::make_unique<WorkerProcess>(argv_);
+  // The worker's index names its own shader cache (worker.mjs, driverCachePerWorker).
+  std::vector<std::string> argv = argv_;
+  argv.push_back(std::to_string(i));
+  argv.insert(argv.end(), flags_.begin(), flags_.end());
+  auto w = std::make_unique<WorkerProcess>(argv);
   Frame f = w->call(FrameType::info, {}, std::chrono::milliseconds(options_.timeout_ms));
   if (f.type != FrameType::info) {
     w->stop();

@@ -69,7 +69,7 @@ class WebGpuBackend : public GpuBackend {
                   const std::map<std::string, DType>& dtypes, DType dtype) override;
 
  private:
-  WebGpuBackend(WebGpuOptions options, std::vector<std::string> argv);
+  WebGpuBackend(WebGpuOptions options, std::vector<std::string> argv, std::vector<std::string> flags);
   // A kernel as it runs in one case: preamble + accessors + the kernel with its declarations in
   // place, and the resources reflected from that text.
   struct Program {
@@ -116,7 +116,8 @@ class WebGpuBackend : public GpuBackend {
   }
 
   WebGpuOptions options_;
-  std::vector<std::string> argv_;  // the worker's command line
+  // Worker i's command line: argv_ (node, worker.mjs, the modules dir), then i, then the Dawn flags.
+  std::vector<std::string> argv_, flags_;
   // One worker on a CPU device. On a GPU several: Dawn made one device's pipelines one at a time
   // (~0.2 s each on the H100: 15 of 17.5 s of a worker's RUNs went to waiting for them), and a
   // sweep needs ~20 distinct ones. A case goes to the worker its shaders hash to, so each pipeline
