@@ -1,8 +1,8 @@
 // Touchstone's WebGPU worker: Dawn (npm `webgpu`) behind length-prefixed binary frames on
 // stdin/stdout, one request at a time. WebGpuBackend (webgpu_backend.cpp) embeds this file and runs
-// it as `node --input-type=module -e <this file> -- <modules dir> <worker index> <toggle or flag>...`; the frames
-// are described in gpu/webgpu/PROTOCOL.md. Dawn writes warnings to stderr, which the C++ side keeps
-// as a tail for error messages, so stdout carries nothing but frames.
+// it as `node --input-type=module -e <this file> -- <modules dir> <worker index> <toggle or flag>...`;
+// the frames are described in gpu/webgpu/PROTOCOL.md. Dawn writes warnings to stderr, which the C++
+// side keeps as a tail for error messages, so stdout carries nothing but frames.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,7 +19,7 @@ const [modulesDir, workerIndex, ...userFlags] = process.argv.slice(1);
 // workers are separate processes that all write it at once: on an H100 that lost entries, and a
 // warm check recompiled a different few dozen pipelines in every run (0.5-2 s each, Dawn making
 // them one at a time), 12-21 s for 3,600 case runs. Worker i keeps its own cache instead, where the
-// pipelines it is routed (the same ones every run: WebGpuBackend::route) stay: 4.0-4.5 s, run after
+// pipelines it is routed (the same ones every run: WebGpuBackend::route) stay: 4.0-4.7 s, run after
 // run. Set before Dawn loads the driver, which reads it then; other drivers ignore the variable.
 function driverCachePerWorker() {
   const base = process.env.__GL_SHADER_DISK_CACHE_PATH ||
