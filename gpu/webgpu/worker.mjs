@@ -18,18 +18,18 @@ const [modulesDir, workerIndex, ...userFlags] = process.argv.slice(1);
 // The NVIDIA driver keeps compiled pipelines in one on-disk cache per user, and the backend's
 // workers are separate processes that all write it at once: on an H100 that lost entries, and a
 // warm check recompiled a different few dozen pipelines in every run (0.5-2 s each, Dawn making
-// them one at a time), 12-21 s for 3,600 case runs. Worker i keeps its own cache instead, where the
-// pipelines it is routed (the same ones every run: WebGpuBackend::route) stay: 4.0-4.7 s, run after
-// run. Set before Dawn loads the driver, which reads it then; other drivers ignore the variable.
+// them one at a time): 6-18 s for 3,600 case runs, mostly 12-17. Worker i keeps its own cache,
+// where the pipelines it is routed (the same ones every run: WebGpuBackend::route) stay: 4.0-4.7 s,
+// run after run. Set before Dawn loads the driver, which reads it then; other drivers ignore it.
 function driverCachePerWorker() {
-  const base = process.env.__GL_SHADER_DISK_CACHE_PATH ||
-               path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'nvidia');
-  const dir = path.join(base, `touchstone-webgpu-worker-${workerIndex}`);
   try {
+    const base = process.env.__GL_SHADER_DISK_CACHE_PATH ||
+                 path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'nvidia');
+    const dir = path.join(base, `touchstone-webgpu-worker-${workerIndex}`);
     mkdirSync(dir, { recursive: true });
     process.env.__GL_SHADER_DISK_CACHE_PATH = dir;
   } catch {
-    // No writable cache: the driver compiles every pipeline, as it does without a cache.
+    // No home or no writable cache: the driver compiles every pipeline, as it does without a cache.
   }
 }
 driverCachePerWorker();
