@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -270,6 +272,28 @@ TEST(WebGpuWorkers, SeveralWorkersGiveTheSameResultsAndReplaceOneThatDies) {
   const CaseResult again = judge(last, *many);
   EXPECT_EQ(again.outcome, Outcome::pass) << line(again);
   EXPECT_NE(many->worker_pid(), old);
+}
+
+// Each worker keeps its own NVIDIA shader cache under the home directory (worker.mjs); a home where
+// no directory can be made leaves the driver's cache as it is, and the worker still opens. (Node
+// 20's recursive mkdirSync never returns under /proc: the worker hung until the timeout.)
+TEST(WebGpuWorkers, OpenWhereNoShaderCacheCanBeMade) {
+  std::map<std::string, std::optional<std::string>> saved;
+  for (const char* k : {"HOME", "XDG_CACHE_HOME", "__GL_SHADER_DISK_CACHE_PATH"}) {
+    const char* v = std::getenv(k);
+    saved[k] = v ? std::optional<std::string>(v) : std::nullopt;
+    unsetenv(k);
+  }
+  setenv("HOME", "/proc/touchstone-no-home", 1);
+  std::string why;
+  auto b = WebGpuBackend::create(WebGpuOptions{.timeout_ms = 10000, .workers = 1}, &why);
+  for (const auto& [k, v] : saved) {
+    if (v) setenv(k.c_str(), v->c_str(), 1);
+    else unsetenv(k.c_str());
+  }
+  ASSERT_TRUE(b) << why;
+  const CaseResult r = judge(prepare(Case::parse("rope_cis/B=1,N=3,C=8/float32/buffer/seed=9")), *b);
+  EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
 }
 
 // The program cache starts again when full, in the middle of a plan too: compiling a plan ahead

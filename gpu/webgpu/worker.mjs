@@ -26,7 +26,16 @@ function driverCachePerWorker() {
     const base = process.env.__GL_SHADER_DISK_CACHE_PATH ||
                  path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'nvidia');
     const dir = path.join(base, `touchstone-webgpu-worker-${workerIndex}`);
-    mkdirSync(dir, { recursive: true });
+    // One level at a time: Node 20's recursive mkdirSync never returns under /proc (HOME=/proc/x).
+    let made = path.parse(dir).root;
+    for (const part of path.relative(made, dir).split(path.sep)) {
+      made = path.join(made, part);
+      try {
+        mkdirSync(made);
+      } catch (e) {
+        if (e.code !== 'EEXIST') throw e;
+      }
+    }
     process.env.__GL_SHADER_DISK_CACHE_PATH = dir;
   } catch {
     // No home or no writable cache: the driver compiles every pipeline, as it does without a cache.
