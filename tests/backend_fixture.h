@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "gpu/gpu_backend.h"
 #include "tools/backends.h"
 
 namespace ts::test {
@@ -36,6 +37,15 @@ inline Backend* shared_backend(const std::string& name, std::string* why) {
   }
   *why = it->second.second;
   return it->second.first.get();
+}
+
+// A fresh backend `name` (not the shared one) whose `kernel` runs `source`, e.g. a kernel with a bug
+// spliced in (tests/kernel_bugs.h); null, with the reason in *why, where it cannot open here.
+inline std::unique_ptr<Backend> backend_with_kernel(const std::string& name, const std::string& kernel,
+                                                    std::string source, std::string* why) {
+  std::unique_ptr<Backend> b = open_backend(name, {}, why);
+  if (auto* g = dynamic_cast<GpuBackend*>(b.get())) g->set_kernel_source(kernel, std::move(source));
+  return b;
 }
 
 class BackendTest : public ::testing::TestWithParam<std::string> {

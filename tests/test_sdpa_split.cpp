@@ -9,8 +9,6 @@
 #include <rapidcheck.h>
 
 #include "core/compare.h"
-#include "gpu/vulkan/vulkan_backend.h"
-#include "gpu/webgpu/webgpu_backend.h"
 #include "reference/ops.h"
 #include "reference/registry.h"
 #include "tests/backend_fixture.h"
@@ -92,16 +90,7 @@ class SdpaSplitBug : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SdpaSplitBug, CombineWithoutRescaleIsCaughtShrunkAndReproduced) {
   std::string why;
-  std::unique_ptr<Backend> b;
-  if (GetParam() == "vulkan") {
-    auto vk = VulkanBackend::create({}, &why);
-    if (vk) vk->set_kernel_source("sdpa_split_combine", combine_without_rescale("vulkan"));
-    b = std::move(vk);
-  } else {
-    auto wg = WebGpuBackend::create({}, &why);
-    if (wg) wg->set_kernel_source("sdpa_split_combine", combine_without_rescale("webgpu"));
-    b = std::move(wg);
-  }
+  std::unique_ptr<Backend> b = backend_with_kernel(GetParam(), "sdpa_split_combine", combine_without_rescale(GetParam()), &why);
   if (!b) {
     if (missing_allowed(GetParam())) GTEST_SKIP() << GetParam() << " UNAVAILABLE: " << why;
     FAIL() << GetParam() << " UNAVAILABLE: " << why;
@@ -132,16 +121,7 @@ void expect_decode_bug_fails(const std::string& backend, const std::string& anch
   const std::string src = vk ? with_bug("gpu/vulkan/shaders/sdpa_decode_partial.comp", anchor_vk, bug_vk, false)
                              : with_bug("gpu/webgpu/shaders/sdpa_decode_partial.wgsl", anchor_wgsl, bug_wgsl, false);
   std::string why;
-  std::unique_ptr<Backend> b;
-  if (vk) {
-    auto v = VulkanBackend::create({}, &why);
-    if (v) v->set_kernel_source("sdpa_decode_partial", src);
-    b = std::move(v);
-  } else {
-    auto w = WebGpuBackend::create({}, &why);
-    if (w) w->set_kernel_source("sdpa_decode_partial", src);
-    b = std::move(w);
-  }
+  std::unique_ptr<Backend> b = backend_with_kernel(backend, "sdpa_decode_partial", src, &why);
   if (!b) {
     if (missing_allowed(backend)) GTEST_SKIP() << backend << " UNAVAILABLE: " << why;
     FAIL() << backend << " UNAVAILABLE: " << why;
