@@ -71,6 +71,10 @@ class Backend {
   // Incremented by implementations on every device allocation / dispatch.
   std::atomic<uint64_t> allocations = 0;
   std::atomic<uint64_t> dispatches = 0;
+  // Pipelines (a kernel for one dtype, layouts and workgroup size) that runs needed: new ones were
+  // built for them, the compile a cold sweep spends its time on; reused ones ran before.
+  std::atomic<uint64_t> pipelines_new = 0;
+  std::atomic<uint64_t> pipelines_reused = 0;
 };
 
 }  // namespace ts

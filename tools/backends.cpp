@@ -46,6 +46,7 @@ std::unique_ptr<Backend> open_backend(const std::string& name, const BackendOpti
     o.device = opt.device;
     o.validation = opt.validation;
     o.timeout_ms = opt.timeout_ms;
+    o.compile_timeout_ms = opt.compile_timeout_ms;
     o.int_dot = opt.int_dot;
     o.kernel_stats = opt.kernel_stats;
     b = with_kernels(VulkanBackend::create(o, why_not), opt.kernels, ".comp");
@@ -63,6 +64,7 @@ std::unique_ptr<Backend> open_backend(const std::string& name, const BackendOpti
       o.dawn_toggles.push_back("adapter=" + device);
     }
     o.timeout_ms = opt.timeout_ms;
+    o.compile_timeout_ms = opt.compile_timeout_ms;
     o.int_dot = opt.int_dot;
     b = with_kernels(WebGpuBackend::create(o, why_not), opt.kernels, ".wgsl");
 #else

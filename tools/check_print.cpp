@@ -31,6 +31,11 @@ void print_summary(const CheckOptions& o, const CheckRun& run, const std::vector
               run.state == "complete" ? ""
                                       : cat(", ", run.state == "stopped" ? "STOPPED" : "INTERRUPTED", " (", run.stop_reason,
                                             "): partial results").c_str());
+  // What the sweep compiled: the cost of a cold run (caches: README "Caches").
+  for (const BackendSlot& s : slots)
+    if (s.backend)
+      std::printf("%s pipelines: %llu compiled, %llu reused\n", s.name.c_str(),
+                  (unsigned long long)s.backend->pipelines_new, (unsigned long long)s.backend->pipelines_reused);
   std::printf("\nCoverage (cases per class, over all dtypes; 0 = the sweep missed it):\n");
   for (auto& [op, classes] : run.coverage) {
     std::string line;

@@ -88,7 +88,7 @@ exit codes
 struct Raw {
   std::vector<std::string> backend, op, dtype, files;
   std::string abi_dtype;
-  std::string device, kernels, timeout_ms, cases, seed, shard, junit, dir, out, id, json, html, xfail, match, layout;
+  std::string device, kernels, timeout_ms, compile_timeout_ms, cases, seed, shard, junit, dir, out, id, json, html, xfail, match, layout;
   std::vector<std::string> ids;
   std::string size, warmup, warmup_ms, reps, time_ms;
   bool validation = false, no_int_dot = false, quiet = false, reference_only = false, list = false, fail_fast = false, kernel_stats = false;
@@ -133,6 +133,11 @@ void add_backend_options(CLI::App* app, Raw& r) {
       ->group(group);
   single(app, "--timeout-ms", r.timeout_ms, "MS", "per-case GPU timeout, 1..86,400,000 (default 20000): a hung kernel is ERROR")
       ->group(group);
+  single(app, "--compile-timeout-ms", r.compile_timeout_ms, "MS",
+         "budget for compiling, on top of --timeout-ms, 1..86,400,000 (default 300000): a first dispatch where the "
+         "device compiles (lavapipe), a WebGPU request with shaders new to its worker, a worker's start. "
+         "Exceeding it is an ERROR that says so")
+      ->group(group);
   single(app, "--kernels", r.kernels, "DIR",
          "your kernels (or TOUCHSTONE_KERNELS=DIR): DIR/<kernel>.comp (Vulkan GLSL) and DIR/<kernel>.wgsl (WebGPU) "
          "replace the built-in kernel of that name (a Dispatch::kernel stem such as rope_half, sdpa_qk_tiled, "
@@ -150,10 +155,12 @@ BackendOptions backend_options(const Raw& r, const CLI::App* app) {
   o.validation = r.validation || (env_validation && std::string(env_validation) == "1");
   o.int_dot = !r.no_int_dot;
   if (!r.timeout_ms.empty()) o.timeout_ms = uint32_t(parse_integer("--timeout-ms", r.timeout_ms, 1, kMaxTimeoutMs));
+  if (!r.compile_timeout_ms.empty())
+    o.compile_timeout_ms = uint32_t(parse_integer("--compile-timeout-ms", r.compile_timeout_ms, 1, kMaxTimeoutMs));
   const char* env_kernels = std::getenv("TOUCHSTONE_KERNELS");
   if (!r.kernels.empty()) o.kernels = load_kernel_dir(r.kernels);
   else if (env_kernels && *env_kernels) o.kernels = load_kernel_dir(env_kernels);
-  for (const char* name : {"--backend", "--device", "--validation", "--no-int-dot", "--timeout-ms", "--kernels"})
+  for (const char* name : {"--backend", "--device", "--validation", "--no-int-dot", "--timeout-ms", "--compile-timeout-ms", "--kernels"})
     if (app->get_option_no_throw(name) && app->count(name)) o.given = true;
   return o;
 }

@@ -18,6 +18,7 @@ struct BackendOptions {
   std::string device;              // device selector: index or name substring ("" = default), both backends
   bool validation = false;         // Khronos validation layer (--validation or TOUCHSTONE_VALIDATION=1)
   uint32_t timeout_ms = 20000;
+  uint32_t compile_timeout_ms = 300000;  // on top of timeout_ms where compiling (--compile-timeout-ms)
   bool int_dot = true;             // int8 kernels may use the packed dot product (--no-int-dot: scalar path)
   bool kernel_stats = false;       // Vulkan captures compiled-kernel statistics (bench sets it)
   bool given = false;              // any backend option was on the command line

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <unordered_set>
 
 #include "core/profile.h"
 #include "core/task_pool.h"
@@ -31,14 +32,57 @@ struct Gpu {
   BufferPool buffers;
   ImageMemory images;
   Pipelines pipelines;
+
+  // Whether every step's pipeline has finished a dispatch on this device before: a CPU device
+  // (lavapipe) compiles a pipeline's machine code at its first dispatch, inside the queue's work,
+  // so that dispatch's wait holds a compile (seconds on a busy 2-core runner) besides the kernel.
+  bool dispatched_before(const std::vector<Step>& steps) const {
+    std::lock_guard lock(mu);
+    for (const Step& st : steps)
+      if (!dispatched.count(st.pipeline->pipeline)) return false;
+    return true;
+  }
+  // Returns how many were new.
+  size_t mark_dispatched(const std::vector<Step>& steps) {
+    std::lock_guard lock(mu);
+    size_t fresh = 0;
+    for (const Step& st : steps) fresh += dispatched.insert(st.pipeline->pipeline).second;
+    return fresh;
+  }
+
+ private:
+  mutable std::mutex mu;
+  std::unordered_set<VkPipeline> dispatched;
 };
 
 // A device whose submission timed out or was lost, kept until that work is over: destroying
 // objects the device may still be using is undefined behaviour. Cases still running on it on other
 // threads hold it too (shared), and are abandoned with it if their work does not finish either.
-struct Abandoned {
-  std::shared_ptr<Gpu> gpu;
-  std::unique_ptr<Submission> work;  // declared after gpu: destroyed before it
+// The submission refers into the device (its context, buffers and in-flight list), so it must be
+// destroyed first, always: the pair is neither copied nor moved (a memberwise move-assignment
+// drops the old device before the old submission, which then frees into a destroyed device), and
+// the list of them holds pointers.
+class Abandoned {
+ public:
+  Abandoned(std::shared_ptr<Gpu> gpu, std::unique_ptr<Submission> work) : gpu_(std::move(gpu)), work_(std::move(work)) {}
+  ~Abandoned() { work_.reset(); }
+  Abandoned(const Abandoned&) = delete;
+  Abandoned& operator=(const Abandoned&) = delete;
+
+  // Whether its work is over (signalled, or the device lost), waiting up to wait_ns for it.
+  bool over(uint64_t wait_ns) const {
+    if (!work_->finished()) work_->wait(wait_ns);
+    return work_->finished();
+  }
+  // Teardown while the work still runs: neither may be destroyed, so both are leaked.
+  void leak() {
+    (void)work_.release();
+    (void)new std::shared_ptr<Gpu>(std::move(gpu_));
+  }
+
+ private:
+  std::shared_ptr<Gpu> gpu_;
+  std::unique_ptr<Submission> work_;
 };
 
 // Thrown when a case's work did not finish because another case's kernel, ahead of it in the
@@ -75,13 +119,14 @@ void put_uniform(uint8_t* at, const vk::PushMember& m, double v, const std::stri
 }  // namespace
 
 struct VulkanBackend::State {
+  Backend* owner = nullptr;  // its counters
   VulkanOptions options;
   std::unique_ptr<vk::Instance> instance;
   vk::Adapter adapter;
   DeviceLimits limits;
   vk::Programs programs;
   std::mutex mu;  // gpu and abandoned: cases run on several threads (concurrency())
-  std::vector<vk::Abandoned> abandoned;
+  std::vector<std::unique_ptr<vk::Abandoned>> abandoned;
   std::shared_ptr<vk::Gpu> gpu;  // null after a hang or a lost device, until the next run
   // Compile-ahead threads: one fewer than the cores, since the run's thread keeps one busy. Tasks
   // use `programs` and hold the Gpu whose pipelines they make: drained before `programs` goes.
@@ -102,10 +147,7 @@ struct VulkanBackend::State {
     if (abandoned.empty()) return;
     // Still running: its objects can't be destroyed; leaking them (and the instance they belong
     // to) beats hanging the process.
-    for (vk::Abandoned& a : abandoned) {
-      (void)a.work.release();
-      (void)new std::shared_ptr<vk::Gpu>(std::move(a.gpu));
-    }
+    for (std::unique_ptr<vk::Abandoned>& a : abandoned) a->leak();
     (void)instance.release();
   }
 
@@ -116,10 +158,7 @@ struct VulkanBackend::State {
   void reap(uint64_t wait_ns) {
     std::lock_guard lock(mu);
     size_t seen = instance->messages().size();
-    std::erase_if(abandoned, [&](vk::Abandoned& a) {
-      if (!a.work->finished()) a.work->wait(wait_ns);
-      return a.work->finished();
-    });
+    std::erase_if(abandoned, [&](const std::unique_ptr<vk::Abandoned>& a) { return a->over(wait_ns); });
     instance->messages().resize(seen);
   }
 
@@ -250,7 +289,9 @@ struct VulkanBackend::State {
       Phase ph("vulkan: record, submit, wait");
       VkResult r = work->submit(steps, buffers);
       dispatches += steps.size();
-      await(r, work, plan, g);
+      const size_t fresh = await(r, work, plan, steps, g);
+      owner->pipelines_new += fresh;
+      owner->pipelines_reused += steps.size() - fresh;
     }
     Phase ph("vulkan: read back / timing");
     then(work, steps, g);
@@ -260,14 +301,19 @@ struct VulkanBackend::State {
   // abandons the device with the submission and throws; the next run uses a new device. The
   // timeout counts from when no earlier case's work is left ahead in the queue; if the device is
   // abandoned meanwhile for another case, this one throws RunAgain.
-  void await(VkResult r, std::unique_ptr<vk::Submission>& work, const std::vector<Dispatch>& plan,
-             const std::shared_ptr<vk::Gpu>& g) {
+  // Returns how many of the steps' pipelines ran here for the first time.
+  size_t await(VkResult r, std::unique_ptr<vk::Submission>& work, const std::vector<Dispatch>& plan,
+             const std::vector<vk::Step>& steps, const std::shared_ptr<vk::Gpu>& g) {
     // A failed submit leaves nothing in flight; a lost device is replaced below.
     if (r != VK_ERROR_DEVICE_LOST) vk::check(r, "vkQueueSubmit");
     using Clock = std::chrono::steady_clock;
-    const auto timeout = std::chrono::milliseconds(options.timeout_ms);
+    // A first dispatch on a device that compiles there gets the compile budget on top: a slow
+    // compile on a loaded machine is not a slow kernel.
+    const bool compiles = compiles_at_dispatch() && !g->dispatched_before(steps);
+    const uint64_t budget_ms = uint64_t(options.timeout_ms) + (compiles ? options.compile_timeout_ms : 0);
+    const auto timeout = std::chrono::milliseconds(budget_ms);
     auto deadline = Clock::now() + timeout;
-    if (r == VK_SUCCESS) r = work->wait(uint64_t(options.timeout_ms) * 1'000'000);
+    if (r == VK_SUCCESS) r = work->wait(budget_ms * 1'000'000);
     while (r == VK_TIMEOUT && !g->device.abandoned) {
       const auto now = Clock::now();
       if (work->queued_behind()) deadline = now + timeout;
@@ -279,14 +325,21 @@ struct VulkanBackend::State {
       {
         std::lock_guard lock(mu);
         if (gpu == g) gpu.reset();
-        abandoned.push_back({g, std::move(work)});
+        abandoned.push_back(std::make_unique<vk::Abandoned>(g, std::move(work)));
       }
       if (someone_else) throw vk::RunAgain{};
-      std::string what = r == VK_TIMEOUT ? cat("kernel did not finish within ", options.timeout_ms, " ms")
-                                         : cat("the device failed (", vk::result_name(r), ")");
+      std::string what =
+          r != VK_TIMEOUT ? cat("the device failed (", vk::result_name(r), ")")
+          : compiles      ? cat("the first dispatch of new pipelines did not finish within ", budget_ms, " ms (",
+                                options.timeout_ms, " ms for the kernel and a compile budget of ", options.compile_timeout_ms,
+                                " ms: ", adapter.props.deviceName, " compiles a pipeline at its first dispatch)")
+                          : cat("kernel did not finish within ", options.timeout_ms, " ms");
       throw std::runtime_error(cat("vulkan: ", what, " (", kernel_list(plan), "); the next run uses a new device"));
     }
+    return g->mark_dispatched(steps);
   }
+
+  bool compiles_at_dispatch() const { return adapter.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; }
 
   // GpuBackend::time_plan: warm-up, then batches of timed repetitions (1, 2, 4, ... up to 64 per
   // command buffer) until the budget is spent.
@@ -303,7 +356,7 @@ struct VulkanBackend::State {
           auto batch = [&](uint32_t reps) {
             VkResult r = work->submit_timed(steps, reps);
             dispatches += uint64_t(reps) * steps.size();
-            await(r, work, plan, g);
+            await(r, work, plan, steps, g);
             return work->timed_seconds(reps);
           };
           const auto t0 = std::chrono::steady_clock::now();
@@ -376,6 +429,7 @@ void VulkanBackend::precompile(const std::vector<Dispatch>& plan, const std::map
 
 VulkanBackend::VulkanBackend(std::unique_ptr<State> state) : GpuBackend(".comp"), s_(std::move(state)) {
   s_->programs.sources = &kernels_;
+  s_->owner = this;
 }
 VulkanBackend::~VulkanBackend() = default;
 

@@ -16,6 +16,9 @@ struct VulkanOptions {
   std::string device;
   bool validation = false;      // VK_LAYER_KHRONOS_validation; a message during a run makes it an ERROR
   uint32_t timeout_ms = 10000;  // per submission: a kernel running longer is an ERROR, never a hang
+  // Added to timeout_ms for a submission holding a pipeline's first dispatch on a device that
+  // compiles there (lavapipe); exceeding it is reported as such, apart from a slow kernel.
+  uint32_t compile_timeout_ms = 300000;
   // int8 kernels use the packed dot product where the device has it (false: their scalar path, to
   // check one against the other).
   bool int_dot = true;

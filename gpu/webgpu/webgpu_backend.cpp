@@ -370,6 +370,7 @@ void WebGpuBackend::release(Worker& w, std::unique_lock<std::mutex>& lock) {
 
 void WebGpuBackend::Worker::lost() {
   process.reset();
+  ran.clear();
   std::lock_guard queue(locks->queue_mu);
   prepared.clear();
   pending = json::array();
@@ -382,7 +383,7 @@ void WebGpuBackend::start(size_t i) {
   argv.push_back(std::to_string(i));
   argv.insert(argv.end(), flags_.begin(), flags_.end());
   auto w = std::make_unique<WorkerProcess>(argv);
-  Frame f = w->call(FrameType::info, {}, std::chrono::milliseconds(options_.timeout_ms));
+  Frame f = w->call(FrameType::info, {}, std::chrono::milliseconds(uint64_t(options_.timeout_ms) + options_.compile_timeout_ms));
   if (f.type != FrameType::info) {
     w->stop();
     std::string msg = f.type == FrameType::error ? text_of(f) : "webgpu: the worker answered INFO with a wrong frame";
@@ -595,15 +596,23 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
   if (!w.process) start(i);
   send_prepares(w);  // compiled while this RUN is served
   Frame reply;
+  // Shaders new to this worker are compiled while the request is served: a slow compile on a
+  // loaded machine is not a slow kernel.
+  const bool compiles = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) { return !w.ran.count(k); });
   try {
     // Timing runs until its budget is spent: the worker gets that on top of the usual timeout.
     const auto limit = std::chrono::milliseconds(options_.timeout_ms) +
+                       std::chrono::milliseconds(compiles ? options_.compile_timeout_ms : 0) +
                        std::chrono::milliseconds(timing ? uint64_t(timing->max_seconds * 1000) * 2 : 0);
     reply = w.process->call(timing ? FrameType::time : FrameType::run, parts, limit);
-  } catch (const WorkerLost&) {
+  } catch (const WorkerLost& e) {
     w.lost();
-    throw;
+    if (!compiles) throw;
+    throw WorkerLost(cat(e.what(), " (the request compiled shaders new to the worker: a compile budget of ",
+                         options_.compile_timeout_ms, " ms was on top of --timeout-ms)"));
   }
+  if (reply.type != FrameType::error)
+    for (const std::string& k : keys) ++(w.ran.insert(k).second ? pipelines_new : pipelines_reused);
   if (reply.type == FrameType::error) throw std::runtime_error(text_of(reply));
   const FrameType want = timing ? FrameType::times : FrameType::result;
   if (reply.type != want) throw std::runtime_error("webgpu: the worker answered with a wrong frame");

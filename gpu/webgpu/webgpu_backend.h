@@ -30,7 +30,10 @@ struct WebGpuOptions {
   std::string node = "";     // path to node; default: $TOUCHSTONE_NODE, else `node` on PATH
   std::string modules = "";  // dir holding node_modules/webgpu; default: $TOUCHSTONE_WEBGPU_DIR,
                              // <exe dir>/../gpu/webgpu, <exe dir>/gpu/webgpu, the source tree's
-  uint32_t timeout_ms = 20000;             // per request, worker start included
+  uint32_t timeout_ms = 20000;             // per request
+  // Added to timeout_ms for a worker's start and for a request holding shaders this worker has not
+  // run before (Tint, the driver, and lavapipe's compile at the first dispatch).
+  uint32_t compile_timeout_ms = 300000;
   std::vector<std::string> dawn_toggles;  // more Dawn toggles to enable; "key=value" is a raw dawn.node flag
   // int8 kernels may take their dot4I8Packed path (WGSL packed_4x8_integer_dot_product) where Dawn
   // offers it; false keeps them on their scalar path (both must agree bit for bit).
@@ -90,6 +93,7 @@ class WebGpuBackend : public GpuBackend {
     };
     std::unique_ptr<Locks> locks = std::make_unique<Locks>();
     std::set<std::string> prepared;  // (workgroup size, WGSL text) queued or sent in PREPARE frames
+    std::set<std::string> ran;       // shaders of requests the worker answered: compiled (`mu` held)
     nlohmann::json pending = nlohmann::json::array();  // shaders queued for the next PREPARE
     void lost();  // the next request starts a fresh worker (`mu` held)
   };
