@@ -3,6 +3,7 @@
 // strict rules (tools/options.h); every usage error exits 2 with a message before any work starts.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
@@ -10,7 +11,9 @@
 #include "core/case.h"
 #include "goldens/files.h"
 #include "tools/commands.h"
+#include "tools/environment.h"
 #include "tools/golden_cmd.h"
+#include "tools/report_file.h"
 
 namespace ts {
 namespace {
@@ -146,13 +149,11 @@ BackendOptions backend_options(const Raw& r, const CLI::App* app) {
   BackendOptions o;
   o.names = split_list("--backend", r.backend);
   o.device = r.device;
-  const char* env_validation = std::getenv("TOUCHSTONE_VALIDATION");
-  o.validation = r.validation || (env_validation && std::string(env_validation) == "1");
+  o.validation = r.validation || env_validation();
   o.int_dot = !r.no_int_dot;
   if (!r.timeout_ms.empty()) o.timeout_ms = uint32_t(parse_integer("--timeout-ms", r.timeout_ms, 1, kMaxTimeoutMs));
-  const char* env_kernels = std::getenv("TOUCHSTONE_KERNELS");
   if (!r.kernels.empty()) o.kernels = load_kernel_dir(r.kernels);
-  else if (env_kernels && *env_kernels) o.kernels = load_kernel_dir(env_kernels);
+  else if (const auto dir = env_kernels()) o.kernels = load_kernel_dir(*dir);
   for (const char* name : {"--backend", "--device", "--validation", "--no-int-dot", "--timeout-ms", "--kernels"})
     if (app->get_option_no_throw(name) && app->count(name)) o.given = true;
   return o;
@@ -171,6 +172,16 @@ std::string usage_message(const CLI::ParseError& e) {
   if (std::regex_match(m, g, std::regex("(\\S+): \\d+ required .* missing")))
     return g[1].str() + " needs a value";
   return m;
+}
+
+// The files a command reads and writes, checked with check_distinct_files: its outputs (those
+// given), and its inputs, `extra` and the files of --kernels DIR.
+void require_distinct(std::initializer_list<NamedFile> outputs, const KernelDir& kernels, std::vector<NamedFile> extra = {}) {
+  std::vector<NamedFile> out;
+  for (const NamedFile& f : outputs)
+    if (!f.path.empty()) out.push_back(f);
+  for (const KernelFile& k : kernels.files) extra.push_back({"--kernels file", k.path});
+  check_distinct_files(out, extra);
 }
 
 }  // namespace
@@ -370,7 +381,11 @@ int run_cli(int argc, char** argv) {
     return 2;
   }
 
+  // A file-size limit (ulimit -f) then fails a write with EFBIG, reported like a full disk, instead
+  // of killing the process without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
+    check_environment();
     if (help->parsed()) return std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout), 0;
     if (list_cmd->parsed()) return cmd_list({backend_options(r, list_cmd)});
     if (check->parsed()) {
@@ -389,11 +404,15 @@ int run_cli(int argc, char** argv) {
       o.fail_fast = r.fail_fast;
       o.quiet = r.quiet;
       o.backends = backend_options(r, check);
+      require_distinct({{"--junit", o.junit}, {"--json", o.json}, {"--html", o.html}}, o.backends.kernels,
+                       o.xfail.empty() ? std::vector<NamedFile>{} : std::vector<NamedFile>{{"--xfail", o.xfail}});
       return cmd_check(o);
     }
     if (repro->parsed()) {
       if (!r.json.empty()) check_output_path(r.json);
-      return cmd_repro({r.id, r.json, backend_options(r, repro)});
+      ReproOptions o{r.id, r.json, backend_options(r, repro)};
+      require_distinct({{"--json", o.json}}, o.backends.kernels);
+      return cmd_repro(o);
     }
     if (bench->parsed()) {
       BenchOptions o;
@@ -411,9 +430,15 @@ int run_cli(int argc, char** argv) {
       if (!r.warmup.empty()) o.warmup = uint32_t(parse_integer("--warmup", r.warmup, 0, 1000));
       if (!r.warmup_ms.empty()) o.warmup_ms = parse_integer("--warmup-ms", r.warmup_ms, 0, 60'000);
       o.backends = backend_options(r, bench);
+      require_distinct({{"--json", o.json}}, o.backends.kernels);
       return cmd_bench(o);
     }
-    if (merge->parsed()) return cmd_merge({r.out, r.files, r.junit, r.html});
+    if (merge->parsed()) {
+      std::vector<NamedFile> in;
+      for (const std::string& f : r.files) in.push_back({"input", f});
+      require_distinct({{"OUT", r.out}, {"--junit", r.junit}, {"--html", r.html}}, {}, in);
+      return cmd_merge({r.out, r.files, r.junit, r.html});
+    }
     if (abi->parsed()) return cmd_abi({r.id, r.abi_dtype});
     GoldenOptions o;
     CLI::App* sub = golden->get_subcommands().at(0);
@@ -427,6 +452,9 @@ int run_cli(int argc, char** argv) {
     if (sub == verify) o.backends = backend_options(r, verify);
     for (const std::string* out : {&o.junit, &o.out})
       if (!out->empty()) check_output_path(*out);  // before the work, not after it
+    std::vector<NamedFile> in;
+    for (const std::string& f : r.files) in.push_back({"golden file", f});
+    require_distinct({{"--junit", o.junit}, {"-o", o.out}}, o.backends.kernels, in);
     return cmd_golden(o);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
