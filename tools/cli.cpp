@@ -128,7 +128,8 @@ void add_backend_options(CLI::App* app, Raw& r) {
          "One that matches nothing makes each backend UNAVAILABLE, naming the devices found")
       ->group(group);
   flag(app, "--validation", r.validation,
-       "Khronos validation layer (or TOUCHSTONE_VALIDATION=1): any message makes the case ERROR")
+       "Khronos validation layer (or TOUCHSTONE_VALIDATION=1; 0 or 1, anything else is a usage error): any message "
+       "makes the case ERROR")
       ->group(group);
   flag(app, "--no-int-dot", r.no_int_dot,
        "int8 kernels take their scalar path even where the device has a packed integer dot product "
@@ -238,7 +239,9 @@ int run_cli(int argc, char** argv) {
          "a listed group that ran without a failure. A line without a reason is a usage error")
       ->group("Reports");
   single(check, "--match", r.match, "REGEX",
-         "run only the cases whose id contains a match of REGEX (ECMAScript), e.g. 'D=(2|6),' or '^sdpa/.*pos=0'")
+         "run only the cases whose id contains a match of REGEX (ECMAScript syntax without back-references or "
+         "look-arounds, matched without backtracking; at most 1,000 characters, 32 nested groups, {m,n} up to 100), "
+         "e.g. 'D=(2|6),' or '^sdpa/.*pos=0'. One that selects no case is a usage error")
       ->group("Selection");
   flag(check, "--list", r.list, "print the case ids the sweep would run (after --shard and --match), one a line; run "
                                 "nothing, open no backend")
@@ -273,7 +276,8 @@ int run_cli(int argc, char** argv) {
       ->type_name("");
   list(bench, "--op", r.op, "NAME[,NAME...]", "only these operators' workloads");
   list(bench, "--dtype", r.dtype, "T[,T...]", "only workloads of these dtypes");
-  single(bench, "--match", r.match, "REGEX", "only the cases whose id contains a match of REGEX (ECMAScript)");
+  single(bench, "--match", r.match, "REGEX",
+         "only the cases whose id contains a match of REGEX (as check --match); one that selects no case is a usage error");
   single(bench, "--size", r.size, "quick|full",
          "the suite's sizes: full (the issue's shapes) or quick (the same shape classes, smaller); default: "
          "quick on a CPU device (lavapipe), full on a GPU");

@@ -27,9 +27,9 @@ bool flag(const char* name) {
 }  // namespace
 
 void check_environment() {
-  for (const char* name : {"TOUCHSTONE_VALIDATION", "TOUCHSTONE_PROFILE", "TOUCHSTONE_WORKER_PROFILE"}) flag(name);
+  for (const char* name : {"TOUCHSTONE_VALIDATION", "TOUCHSTONE_PROFILE"}) flag(name);
   env_cores();
-  for (const char* name : {"TOUCHSTONE_KERNELS", "TOUCHSTONE_NODE", "TOUCHSTONE_WEBGPU_DIR"}) get(name);
+  for (const char* name : {"TOUCHSTONE_KERNELS", "TOUCHSTONE_NODE", "TOUCHSTONE_WEBGPU_DIR", "TOUCHSTONE_WORKER_PROFILE"}) get(name);
 }
 
 bool env_validation() { return flag("TOUCHSTONE_VALIDATION"); }
