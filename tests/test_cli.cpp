@@ -792,8 +792,9 @@ TEST(Cli, MatchIsBoundedAndMustSelectACase) {
   }
   const Exit nested = touchstone(with(kAnyCases, {"--match", std::string(33, '(') + "a" + std::string(33, ')')}));
   EXPECT_NE(nested.out.find("deeper than the limit of 32"), std::string::npos) << nested.out;
-  const Exit listed = touchstone({"check", "--op", "rope_cis", "--cases", "30", "--match", "(C=8|C=16),", "--list"});
+  const Exit listed = touchstone({"check", "--op", "rope_cis", "--cases", "30", "--match", "^(sdpa|rope_cis)/.*seed=[0-9]+$", "--list"});
   EXPECT_EQ(listed.code, 0) << listed.out;
+  EXPECT_EQ(std::count(listed.out.begin(), listed.out.end(), '\n'), 30) << listed.out;
 }
 
 // TOUCHSTONE_VALIDATION=yes meant "off" and TOUCHSTONE_CORES=1024 aborted under a memory limit:
