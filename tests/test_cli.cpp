@@ -715,24 +715,22 @@ TEST(Cli, AReportThatCannotBeWrittenWhollyFailsTheRun) {
   EXPECT_EQ(full.code, 2) << full.out;
   EXPECT_NE(full.out.find("/dev/full"), std::string::npos) << full.out;
   EXPECT_EQ(full.out.find("backend vulkan"), std::string::npos) << "refused before anything opened: " << full.out;
-  for (const char* option : {"--junit", "--json", "--html"}) {
-    const std::string dir = temp_dir(std::string("efbig") + (option + 2));
-    const std::string path = dir + "/report";
-    // 4 KiB: room for the placeholder, not for 60 cases. SIGXFSZ is not ignored here: touchstone
-    // must ignore it itself, or the limit kills it without a word.
-    const Exit r = bash("ulimit -f 4; exec \"$TS\" check --op rope_half --dtype float32 --backend vulkan --cases 60 "
-                        "--quiet " + std::string(option) + " '" + path + "'",
-                        {"TS=" + std::string(TS_BINARY_DIR) + "/touchstone"});
-    EXPECT_EQ(r.code, 2) << option << ": " << r.out;
-    EXPECT_NE(r.out.find("cannot write"), std::string::npos) << option << ": " << r.out;
-    EXPECT_NE(r.out.find(path), std::string::npos) << "the message names the report: " << r.out;
-    EXPECT_NE(r.out.find("File too large"), std::string::npos) << "and the errno text: " << r.out;
-    const std::string left = slurp(path);
-    if (std::string(option) == "--html") EXPECT_EQ(left.find("</html>"), std::string::npos) << left;
-    else EXPECT_TRUE(left.find("INCOMPLETE") != std::string::npos || left.find("\"running\"") != std::string::npos) << left;
-    for (const auto& e : fs::directory_iterator(dir))
-      EXPECT_EQ(e.path().filename(), "report") << "left behind: " << e.path();
-  }
+  // Under a file-size limit lavapipe's device memory (memfd) raises SIGBUS, so the limit is set on
+  // merge, which writes the same way as check and opens no device (tests/test_report_files.cpp
+  // covers check's reports under the limit in-process).
+  const std::string dir = temp_dir("efbig");
+  const Exit shard = touchstone(with(kAnyCases, {"--cases", "60", "--quiet", "--json", dir + "/s.json"}));
+  ASSERT_EQ(shard.code, 0) << shard.out;
+  const std::string path = dir + "/merged.json";
+  // 4 KiB: not room for 60 cases. SIGXFSZ is not ignored here: touchstone must ignore it itself, or
+  // the limit kills it without a word.
+  const Exit r = bash("ulimit -f 4; exec \"$TS\" merge \"$D/merged.json\" \"$D/s.json\"",
+                      {"TS=" + std::string(TS_BINARY_DIR) + "/touchstone", "D=" + dir});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot write"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(path + ": File too large"), std::string::npos) << "naming the report and the reason: " << r.out;
+  EXPECT_FALSE(fs::exists(path));
+  for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().filename(), "s.json") << "left behind: " << e.path();
 }
 
 // Two outputs naming one file overwrote each other, and --json naming the --xfail list destroyed
@@ -794,7 +792,7 @@ TEST(Cli, MatchIsBoundedAndMustSelectACase) {
   EXPECT_NE(nested.out.find("deeper than the limit of 32"), std::string::npos) << nested.out;
   const Exit listed = touchstone({"check", "--op", "rope_cis", "--cases", "30", "--match", "^(sdpa|rope_cis)/.*seed=[0-9]+$", "--list"});
   EXPECT_EQ(listed.code, 0) << listed.out;
-  EXPECT_EQ(std::count(listed.out.begin(), listed.out.end(), '\n'), 30) << listed.out;
+  EXPECT_EQ(listed.out, touchstone({"check", "--op", "rope_cis", "--cases", "30", "--list"}).out);
 }
 
 // TOUCHSTONE_VALIDATION=yes meant "off" and TOUCHSTONE_CORES=1024 aborted under a memory limit:

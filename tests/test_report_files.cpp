@@ -2,15 +2,18 @@
 // path swapped during the run is refused, not written through or waited on; quoted words come
 // back from the shell byte for byte; a long known-failure list loads in linear time.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "core/errors.h"
+#include "tools/junit.h"
 #include "tools/report_json.h"
 #include "tools/shell_quote.h"
 #include "tools/xfail.h"
@@ -32,7 +35,7 @@ std::string slurp(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(f)), {});
 }
 
-const nlohmann::json kHead = {{"schema", kReportSchema}, {"state", "complete"}};
+const nlohmann::json kHead = {{"schema", kReportSchema}, {"state", "complete"}, {"seconds", 1}};
 
 // The path is checked before the run, but the run takes minutes: a link put there meanwhile must
 // not redirect the report into its target, and the link stays.
@@ -78,6 +81,56 @@ TEST(ReportFiles, AFinishedReportReplacesItsPlaceholder) {
   const auto j = nlohmann::json::parse(slurp(dir + "/r.json"));
   EXPECT_EQ(j.at("state"), "complete");
   EXPECT_EQ(j.at("cases").size(), 1u);
+}
+
+// A file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored as touchstone does) fails writes with EFBIG
+// like a full disk: each report then throws naming itself and the reason, and leaves its
+// placeholder, no temporary and no half report.
+TEST(ReportFiles, AReportThatCannotBeWrittenWhollyThrowsNamingIt) {
+  const std::string dir = temp_dir("efbig");
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit old_limit;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  auto fill = [](auto& report, auto&& add_one) {
+    for (int k = 0; k < 200; ++k) add_one(report, k);
+  };
+  std::vector<std::string> messages;
+  {
+    JsonReport json(dir + "/r.json");
+    JUnitReport junit(dir + "/r.xml", [](const CaseResult& r) { return r.id; });
+    json.mark_started("test");
+    junit.mark_started("test");
+    const size_t g = junit.add_group("op/vulkan/float32");
+    rlimit small = old_limit;
+    small.rlim_cur = 4096;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    try {
+      fill(json, [](JsonReport& r, int k) { r.add({{"id", std::string(100, 'x') + std::to_string(k)}}); });
+      json.finish(kHead);
+    } catch (const std::runtime_error& e) {
+      messages.push_back(e.what());
+    }
+    try {
+      fill(junit, [&](JUnitReport& r, int k) {
+        CaseResult c;
+        c.id = std::string(100, 'y') + std::to_string(k), c.backend = "vulkan", c.outcome = Outcome::pass;
+        r.add(g, c);
+      });
+      junit.finish();
+    } catch (const std::runtime_error& e) {
+      messages.push_back(e.what());
+    }
+    ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  }
+  std::signal(SIGXFSZ, old_handler);
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_NE(messages[0].find(dir + "/r.json"), std::string::npos) << messages[0];
+  EXPECT_NE(messages[1].find(dir + "/r.xml"), std::string::npos) << messages[1];
+  for (const std::string& m : messages) EXPECT_NE(m.find("File too large"), std::string::npos) << m;
+  EXPECT_NE(slurp(dir + "/r.json").find("\"running\""), std::string::npos);
+  EXPECT_NE(slurp(dir + "/r.xml").find("INCOMPLETE"), std::string::npos);
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_FALSE(e.path().filename().string().find(".tmp-") != std::string::npos) << "left behind: " << e.path();
 }
 
 // Each word through `bash -c 'printf "%s\0" WORD'` comes back unchanged and runs nothing.
