@@ -66,7 +66,11 @@ class RegexCompiler {
   }
 
  private:
-  UsageError fail(const std::string& why) const { return UsageError(cat(what_, " '", p_, "' ", why)); }
+  // A pattern past the length limit is shown by its start: the message stays one line.
+  UsageError fail(const std::string& why) const {
+    const bool cut = p_.size() > 80;
+    return UsageError(cat(what_, " '", p_.substr(0, cut ? 60 : p_.size()), cut ? "...' " : "' ", why));
+  }
   bool more() const { return i_ < p_.size(); }
   char peek() const { return p_[i_]; }
 
