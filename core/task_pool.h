@@ -10,6 +10,9 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <stdexcept>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -17,17 +20,22 @@ namespace ts {
 
 class TaskPool {
  public:
+  // A thread that cannot be made (a memory or thread limit) is a std::runtime_error saying how many
+  // were asked for; the threads already made are stopped first (a joinable std::thread destroyed
+  // by the unwinding would call std::terminate).
   explicit TaskPool(unsigned threads) {
-    for (unsigned i = 0; i < std::max(1u, threads); ++i) threads_.emplace_back([this] { work(); });
-  }
-  ~TaskPool() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
+    const unsigned n = std::max(1u, threads);
+    for (unsigned i = 0; i < n; ++i) {
+      try {
+        threads_.emplace_back([this] { work(); });
+      } catch (const std::system_error& e) {
+        stop();
+        throw std::runtime_error("cannot start thread " + std::to_string(i + 1) + " of " + std::to_string(n) +
+                                 " of a task pool: " + e.what() + " (a memory or thread limit)");
+      }
     }
-    wake_.notify_all();
-    for (std::thread& t : threads_) t.join();
   }
+  ~TaskPool() { stop(); }
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
 
@@ -45,6 +53,16 @@ class TaskPool {
   }
 
  private:
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
+
   void work() {
     std::unique_lock lock(mu_);
     for (;;) {

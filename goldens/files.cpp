@@ -133,11 +133,24 @@ void check_output_path(const std::string& path) {
     throw refuse(cat("it belongs to another user and ", dir, " is a sticky directory, so it cannot be replaced"));
 }
 
-std::string write_temp_beside(const std::string& path, std::string_view bytes) {
+int open_temp_beside(const std::string& path, std::string& temp) {
   fs::path p(path);
-  std::string temp = (p.parent_path() / ("." + p.filename().string() + std::string(kTempMark) + "XXXXXX")).string();
+  temp = (p.parent_path() / ("." + p.filename().string() + std::string(kTempMark) + "XXXXXX")).string();
   int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) throw sys_error("cannot create a temporary file for", path);
+  // mkstemp creates 0600; an output should be as readable as any file the user writes.
+  if (::fchmod(fd, 0644) != 0) {
+    auto err = sys_error("cannot create a temporary file for", path);
+    ::close(fd);
+    ::unlink(temp.c_str());
+    throw err;
+  }
+  return fd;
+}
+
+std::string write_temp_beside(const std::string& path, std::string_view bytes) {
+  std::string temp;
+  int fd = open_temp_beside(path, temp);
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -150,8 +163,7 @@ std::string write_temp_beside(const std::string& path, std::string_view bytes) {
     }
     done += size_t(n);
   }
-  // mkstemp creates 0600; a committed golden should be as readable as any file of the tree.
-  if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0 || ::close(fd) != 0) {
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
     auto err = sys_error("cannot write", temp);
     ::unlink(temp.c_str());
     throw err;

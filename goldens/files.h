@@ -38,6 +38,10 @@ std::string describe_path(const std::string& path);
 // turn /dev/null into a regular file. To discard an output, leave the option out.
 void check_output_path(const std::string& path);
 
+// Creates a new, empty temporary file in the directory of `path` (mode 0644; O_EXCL, so never an
+// existing node or a link) and returns its descriptor, open for writing; its path goes to `temp`.
+int open_temp_beside(const std::string& path, std::string& temp);
+
 // Writes `bytes` to a new temporary file in the directory of `path` (so the later rename stays on
 // one file system) and fsyncs it; returns the temporary file's path.
 std::string write_temp_beside(const std::string& path, std::string_view bytes);

@@ -41,10 +41,8 @@ struct Exit {
 
 // Runs build/touchstone. `watch` sees the output so far after each read and may signal the
 // process. `bound_s` only stops a run that hangs (the test then fails); it measures nothing.
-Exit touchstone(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
-               const std::function<void(const std::string&, pid_t)>& watch = {}, int bound_s = 300) {
-  std::vector<std::string> words = {std::string(TS_BINARY_DIR) + "/touchstone"};
-  words.insert(words.end(), args.begin(), args.end());
+Exit spawn(const std::vector<std::string>& words, const std::vector<std::string>& env = {},
+           const std::function<void(const std::string&, pid_t)>& watch = {}, int bound_s = 300) {
   std::vector<char*> argv, envp;
   for (auto& w : words) argv.push_back(const_cast<char*>(w.c_str()));
   argv.push_back(nullptr);
@@ -89,6 +87,13 @@ Exit touchstone(const std::vector<std::string>& args, const std::vector<std::str
   }
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+Exit touchstone(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+               const std::function<void(const std::string&, pid_t)>& watch = {}, int bound_s = 300) {
+  std::vector<std::string> words = {std::string(TS_BINARY_DIR) + "/touchstone"};
+  words.insert(words.end(), args.begin(), args.end());
+  return spawn(words, env, watch, bound_s);
 }
 
 std::string slurp(const std::string& path) {
@@ -693,6 +698,165 @@ TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
                                "--time-ms", "1", "--reps", "2"});
   EXPECT_EQ(bad.code, 0) << bad.out;
   EXPECT_NE(bad.out.find("REJECTED"), std::string::npos) << bad.out;
+}
+
+
+// A command run by bash, for the limits only a shell sets (ulimit) and for pasting printed lines.
+Exit bash(const std::string& script, const std::vector<std::string>& env = {}) {
+  return spawn({"/bin/bash", "-c", script}, env);
+}
+
+// Issue 26: `--junit /dev/full` (or a full disk) ended with exit 0 and no report. A device is
+// refused before the run; a report that cannot be written whole (here a file-size limit, EFBIG)
+// fails the run with exit 2 naming the report and the reason, leaves no temporary behind, and
+// leaves JUnit's and JSON's INCOMPLETE placeholder, never a report that looks current.
+TEST(Cli, AReportThatCannotBeWrittenWhollyFailsTheRun) {
+  const Exit full = touchstone(with(kAnyCases, {"--cases", "1", "--junit", "/dev/full"}));
+  EXPECT_EQ(full.code, 2) << full.out;
+  EXPECT_NE(full.out.find("/dev/full"), std::string::npos) << full.out;
+  EXPECT_EQ(full.out.find("backend vulkan"), std::string::npos) << "refused before anything opened: " << full.out;
+  // Under a file-size limit lavapipe's device memory (memfd) raises SIGBUS, so the limit is set on
+  // merge, which writes the same way as check and opens no device (tests/test_report_files.cpp
+  // covers check's reports under the limit in-process).
+  const std::string dir = temp_dir("efbig");
+  const Exit shard = touchstone(with(kAnyCases, {"--cases", "60", "--quiet", "--json", dir + "/s.json"}));
+  ASSERT_EQ(shard.code, 0) << shard.out;
+  const std::string path = dir + "/merged.json";
+  // 4 KiB: not room for 60 cases. SIGXFSZ is not ignored here: touchstone must ignore it itself, or
+  // the limit kills it without a word.
+  const Exit r = bash("ulimit -f 4; exec \"$TS\" merge \"$D/merged.json\" \"$D/s.json\"",
+                      {"TS=" + std::string(TS_BINARY_DIR) + "/touchstone", "D=" + dir});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot write"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(path + ": File too large"), std::string::npos) << "naming the report and the reason: " << r.out;
+  EXPECT_FALSE(fs::exists(path));
+  for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().filename(), "s.json") << "left behind: " << e.path();
+}
+
+// Two outputs naming one file overwrote each other, and --json naming the --xfail list destroyed
+// it: both are usage errors before anything opens, by inode where the file exists and by
+// normalised path where it does not.
+TEST(Cli, OutputsNamingOneFileOrAnInputAreUsageErrors) {
+  const std::string dir = temp_dir("same");
+  { std::ofstream(dir + "/known.txt") << "# nothing known\n"; }
+  fs::create_symlink("known.txt", dir + "/alias.txt");
+  const std::vector<std::vector<std::string>> bad = {
+      {"--json", dir + "/x", "--junit", dir + "/x"},
+      {"--json", dir + "/x", "--html", dir + "/sub/../x"},
+      {"--junit", dir + "/./y", "--html", dir + "/y"},
+      {"--xfail", dir + "/known.txt", "--json", dir + "/known.txt"},
+      {"--xfail", dir + "/alias.txt", "--junit", dir + "/known.txt"},
+  };
+  fs::create_directories(dir + "/sub");
+  for (const auto& extra : bad) {
+    const Exit r = touchstone(with(kAnyCases, with({"--cases", "1"}, extra)));
+    EXPECT_EQ(r.code, 2) << extra[1] << ": " << r.out;
+    EXPECT_NE(r.out.find("name the same file"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("backend vulkan"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(slurp(dir + "/known.txt"), "# nothing known\n");
+  const Exit merge = touchstone({"merge", dir + "/known.txt", dir + "/alias.txt"});
+  EXPECT_EQ(merge.code, 2) << merge.out;
+  EXPECT_NE(merge.out.find("would destroy that input"), std::string::npos) << merge.out;
+  EXPECT_EQ(slurp(dir + "/known.txt"), "# nothing known\n");
+}
+
+TEST(Cli, AnXfailPatternNoGroupOfTheRunFitsIsAUsageError) {
+  const std::string dir = temp_dir("xfail_reach");
+  { std::ofstream(dir + "/known.txt") << "rope_cis/vulkan/*  # fine\nsdpa/*/float16  # not in this run\n"; }
+  const Exit r = touchstone(with(kAnyCases, {"--cases", "1", "--xfail", dir + "/known.txt"}));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(dir + "/known.txt:2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sdpa/*/float16 matches no group"), std::string::npos) << r.out;
+  { std::ofstream(dir + "/known.txt") << "*/webgpu/*  # webgpu only\n"; }
+  EXPECT_EQ(touchstone(with(kAnyCases, {"--cases", "1", "--xfail", dir + "/known.txt"})).code, 2);
+  { std::ofstream(dir + "/known.txt") << "rope_cis/*/float32  # fine\n"; }
+  const Exit ok = touchstone(with(kAnyCases, {"--cases", "1", "--quiet", "--xfail", dir + "/known.txt"}));
+  EXPECT_NE(ok.code, 2) << ok.out;
+}
+
+// std::regex crashed on 30,000 nested groups and backtracked for minutes on (a+)+$: --match takes
+// core/linear_regex.h, with limits named in the message; one that selects nothing is a usage error.
+TEST(Cli, MatchIsBoundedAndMustSelectACase) {
+  const std::string deep = std::string(30000, '(') + "a" + std::string(30000, ')');
+  for (const std::vector<std::string>& cmd : {kAnyCases, std::vector<std::string>{"bench", "--backend", "vulkan"}}) {
+    const Exit crash = touchstone(with(cmd, {"--match", deep}));
+    EXPECT_EQ(crash.code, 2) << crash.out.substr(0, 500);
+    EXPECT_NE(crash.out.find("more than the limit of 1000"), std::string::npos) << crash.out.substr(0, 500);
+    const Exit none = touchstone(with(cmd, {"--match", "(a+)+$"}));
+    EXPECT_EQ(none.code, 2) << none.out;
+    EXPECT_NE(none.out.find("select"), std::string::npos) << none.out;
+    EXPECT_EQ(none.out.find("backend vulkan"), std::string::npos) << none.out;
+  }
+  const Exit nested = touchstone(with(kAnyCases, {"--match", std::string(33, '(') + "a" + std::string(33, ')')}));
+  EXPECT_NE(nested.out.find("deeper than the limit of 32"), std::string::npos) << nested.out;
+  const Exit listed = touchstone({"check", "--op", "rope_cis", "--cases", "30", "--match", "^(sdpa|rope_cis)/.*seed=[0-9]+$", "--list"});
+  EXPECT_EQ(listed.code, 0) << listed.out;
+  EXPECT_EQ(listed.out, touchstone({"check", "--op", "rope_cis", "--cases", "30", "--list"}).out);
+}
+
+// TOUCHSTONE_VALIDATION=yes meant "off" and TOUCHSTONE_CORES=1024 aborted under a memory limit:
+// every TOUCHSTONE_* variable takes a stated set of values and refuses the rest, naming it.
+TEST(Cli, EnvironmentVariablesAreStrict) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"TOUCHSTONE_VALIDATION=yes", "0 (off) or 1 (on)"}, {"TOUCHSTONE_VALIDATION=", "set but empty"},
+      {"TOUCHSTONE_PROFILE=true", "0 (off) or 1 (on)"},   {"TOUCHSTONE_WORKER_PROFILE=", "set but empty"},
+      {"TOUCHSTONE_CORES=1024", "1..512"},                {"TOUCHSTONE_CORES=+4", "1..512"},
+      {"TOUCHSTONE_CORES= 4", "1..512"},                  {"TOUCHSTONE_CORES=0", "1..512"},
+      {"TOUCHSTONE_KERNELS=", "set but empty"},           {"TOUCHSTONE_NODE=", "set but empty"},
+  };
+  for (const auto& [env, says] : bad) {
+    const Exit r = touchstone(with(kAnyCases, {"--cases", "1"}), {env});
+    EXPECT_EQ(r.code, 2) << env << ": " << r.out;
+    EXPECT_NE(r.out.find(env.substr(0, env.find('='))), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(says), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("backend vulkan"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(touchstone({"check", "--op", "rope_cis", "--cases", "1", "--list"}, {"TOUCHSTONE_CORES=512"}).code, 0);
+}
+
+// 512 planned cores under a memory limit: the threads that cannot be made are an error message
+// and exit 2, never `terminate called without an active exception`.
+TEST(Cli, ThreadsThatCannotBeMadeAreAnErrorNotAnAbort) {
+  const Exit r = bash("ulimit -s 65536; ulimit -v 4000000; exec \"$TS\" check --op rope_cis --backend vulkan --cases 1 --quiet",
+                      {"TS=" + std::string(TS_BINARY_DIR) + "/touchstone", "TOUCHSTONE_CORES=512"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot start thread"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << r.out;
+}
+
+// A repro line pasted into bash runs exactly the command it shows: a kernel directory named
+// x'$(touch PWNED)'y is one argument, and nothing in it runs.
+TEST(Cli, PrintedReproLinesPasteAsTheExactCommand) {
+  const std::string dir = temp_dir("quote");
+  const std::string kernels = dir + "/x'$(touch PWNED)'y";
+  fs::create_directories(kernels);
+  fs::copy_file(std::string(TS_SOURCE_DIR) + "/gpu/vulkan/shaders/rope_half.comp", kernels + "/rope_half.comp");
+  {  // rotate_half without its minus signs: every case fails
+    std::string src = slurp(kernels + "/rope_half.comp");
+    for (size_t at; (at = src.find("-x_at")) != std::string::npos;) src.erase(at, 1);
+    std::ofstream(kernels + "/rope_half.comp") << src;
+  }
+  const Exit r = touchstone({"check", "--op", "rope_half", "--dtype", "float32", "--backend", "vulkan", "--cases", "20",
+                             "--quiet", "--kernels", kernels, "--json", dir + "/run.json"});
+  ASSERT_EQ(r.code, 1) << r.out;
+  std::vector<std::string> lines;
+  for (size_t at = 0; (at = r.out.find("touchstone repro ", at)) != std::string::npos; ++at)
+    lines.push_back(r.out.substr(at, r.out.find('\n', at) - at));
+  const auto report = nlohmann::json::parse(slurp(dir + "/run.json"));
+  for (const auto& c : report.at("cases"))
+    if (c.contains("repro")) lines.push_back(c.at("repro"));
+  ASSERT_GE(lines.size(), 2u) << r.out;
+  for (const std::string& line : lines) {
+    // `touchstone` as a shell function that writes its argv, one argument a line.
+    const Exit pasted = bash("cd \"$D\" && touchstone() { printf '%s\\n' \"$@\" > argv; }\n" + line,
+                             {"D=" + dir});
+    EXPECT_EQ(pasted.code, 0) << line << ": " << pasted.out;
+    EXPECT_FALSE(fs::exists(dir + "/PWNED")) << line;
+    const std::string argv = slurp(dir + "/argv");
+    EXPECT_NE(argv.find("\n--kernels\n" + kernels + "\n"), std::string::npos) << line << "\n" << argv;
+    EXPECT_EQ(argv.rfind("repro\nrope_half/", 0), 0u) << argv;
+  }
 }
 
 }  // namespace

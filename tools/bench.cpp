@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <map>
 #include <optional>
-#include <regex>
 
 #include <nlohmann/json.hpp>
 
+#include "core/linear_regex.h"
 #include "core/runner.h"
 #include "goldens/files.h"
 #include "gpu/gpu_backend.h"
@@ -18,6 +18,7 @@
 #include "tools/commands.h"
 #include "tools/report_file.h"
 #include "tools/report_json.h"
+#include "tools/shell_quote.h"
 #include "tools/tally.h"
 
 namespace ts {
@@ -68,6 +69,16 @@ constexpr uint64_t kCopyBytesFull = uint64_t(512) << 20, kCopyBytesQuick = uint6
 bool cpu_device(const DeviceInfo& info) {
   const auto& c = info.capabilities;
   return std::find(c.begin(), c.end(), "device-type=cpu") != c.end();
+}
+
+// The filters given, as typed: "--op sdpa --match 'x'".
+std::string filter_words(const BenchOptions& o) {
+  std::string s;
+  for (const std::string& n : o.ops) s += cat(s.empty() ? "" : " ", "--op ", n);
+  for (const std::string& d : o.dtypes) s += cat(s.empty() ? "" : " ", "--dtype ", d);
+  if (!o.match.empty()) s += cat(s.empty() ? "" : " ", "--match ", shell_quote(o.match));
+  if (!o.ids.empty()) s += cat(s.empty() ? "" : " ", o.ids.size(), " case ids");
+  return s;
 }
 
 // The ids one workload id stands for: itself if it names `impl` (or the operator has none), else
@@ -141,14 +152,8 @@ int cmd_bench(const BenchOptions& o) {
     if (!t) throw UsageError(cat("unknown dtype '", d, "' (dtypes: float32, float16, bfloat16, int8)"));
     dtypes.push_back(*t);
   }
-  std::optional<std::regex> match;
-  if (!o.match.empty()) {
-    try {
-      match = std::regex(o.match, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw UsageError(cat("--match '", o.match, "' is not a regular expression (ECMAScript): ", e.what()));
-    }
-  }
+  std::optional<LinearRegex> match;
+  if (!o.match.empty()) match.emplace(o.match, "--match");
   struct Named {
     std::string name;
     std::optional<Case> full, quick;  // explicit ids: the same case for both sizes
@@ -164,8 +169,16 @@ int cmd_bench(const BenchOptions& o) {
   auto selected = [&](const Case& c) {
     if (!o.ops.empty() && std::find(o.ops.begin(), o.ops.end(), c.op) == o.ops.end()) return false;
     if (!dtypes.empty() && std::find(dtypes.begin(), dtypes.end(), c.dtype) == dtypes.end()) return false;
-    return !match || std::regex_search(c.id(), *match);
+    return !match || match->search(c.id());
   };
+  // Either size may run (the device decides), so a filter must select a case of one of them.
+  if (std::none_of(workloads.begin(), workloads.end(), [&](const Named& w) {
+        for (const std::optional<Case>* base : {&w.full, &w.quick})
+          for (const Case& c : implementations(**base))
+            if (selected(c)) return true;
+        return false;
+      }))
+    throw UsageError(cat("the filters select no case to time (", filter_words(o), "): nothing would run"));
   if (!o.json.empty()) check_output_path(o.json);
   backend_names(o.backends);
 

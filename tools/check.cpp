@@ -13,9 +13,9 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <thread>
 
+#include "core/linear_regex.h"
 #include "core/profile.h"
 #include "core/runner.h"
 #include "core/task_pool.h"
@@ -24,11 +24,13 @@
 #include "reference/registry.h"
 #include "tools/check_run.h"
 #include "tools/commands.h"
+#include "tools/environment.h"
 #include "tools/html_report.h"
 #include "tools/interrupt.h"
 #include "tools/junit.h"
 #include "tools/progress.h"
 #include "tools/report_json.h"
+#include "tools/shell_quote.h"
 #include "tools/shrink.h"
 #include "tools/sweep.h"
 
@@ -48,17 +50,30 @@ double since(std::chrono::steady_clock::time_point t0) {
 }
 
 
-std::optional<std::regex> match_regex(const std::string& pattern) {
+using Match = std::optional<LinearRegex>;
+
+Match match_regex(const std::string& pattern) {
   if (pattern.empty()) return std::nullopt;
-  try {
-    return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
-  } catch (const std::regex_error& e) {
-    throw UsageError(cat("--match '", pattern, "' is not a regular expression (ECMAScript): ", e.what()));
-  }
+  return LinearRegex(pattern, "--match");
+}
+
+// A --match that selects no case of the sweep (all shards together: one shard of a narrow filter
+// may rightly get none) is a usage error. Stops at the first match, so only a filter that selects
+// nothing draws the whole sweep before the run.
+void require_a_match(const CheckOptions& o, const SweepPlan& plan, const Match& match) {
+  if (!match) return;
+  for (auto& [op, dtypes] : plan)
+    for (DType t : dtypes) {
+      Sweep sweep(*op, t, o.cases, o.seed);
+      for (int64_t k = 0; k < sweep.size(); ++k)
+        if (match->search(sweep.at(k).id())) return;
+    }
+  throw UsageError(cat("--match ", shell_quote(o.match), " selects no case of the sweep (", plan.size(),
+                       " operators, ", o.cases, " cases per dtype): nothing would run"));
 }
 
 // check --list: the ids the sweep would run, one a line; nothing opens, nothing runs.
-int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional<std::regex>& match) {
+int list_cases(const CheckOptions& o, const SweepPlan& plan, const Match& match) {
   uint64_t index = 0;
   for (auto& [op, dtypes] : plan)
     for (DType t : dtypes) {
@@ -66,22 +81,17 @@ int list_cases(const CheckOptions& o, const SweepPlan& plan, const std::optional
       for (int64_t k = 0; k < sweep.size(); ++k) {
         if (index++ % o.shards != o.shard) continue;
         const std::string id = sweep.at(k).id();
-        if (match && !std::regex_search(id, *match)) continue;
+        if (match && !match->search(id)) continue;
         std::printf("%s\n", id.c_str());
       }
     }
   return std::fflush(stdout) == 0 ? 0 : 2;
 }
 
-// The cores check plans its threads and how far ahead it prepares for: TOUCHSTONE_CORES (1..1024)
-// if set, so that a test on 2 cores takes the paths of a 16-core machine, else the machine's.
+// The cores check plans its threads and how far ahead it prepares for: TOUCHSTONE_CORES if set, so
+// that a test on 2 cores takes the paths of a 16-core machine, else the machine's.
 unsigned check_cores() {
-  if (const char* v = std::getenv("TOUCHSTONE_CORES")) {
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (end != v && *end == 0 && n >= 1 && n <= 1024) return unsigned(n);
-    throw UsageError(cat("TOUCHSTONE_CORES='", v, "' is not a core count in 1..1024"));
-  }
+  if (const auto n = env_cores()) return *n;
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
@@ -215,14 +225,14 @@ size_t large_ahead() {
 }
 
 // `edges`: where the edge cases are prepared (null: not early). The large case has a thread of its own.
-EarlyCases start_early(const Sweep& sweep, uint64_t first, const CheckOptions& o, const std::optional<std::regex>& match,
+EarlyCases start_early(const Sweep& sweep, uint64_t first, const CheckOptions& o, const Match& match,
                        TaskPool* edges) {
   EarlyCases early;
   const std::optional<int64_t> large = sweep.large_index();
   for (int64_t k = 0; k < sweep.edges(); ++k) {
     if ((k != large && !edges) || (first + uint64_t(k)) % o.shards != o.shard) continue;
     Case c = sweep.at(k);
-    if (match && !std::regex_search(c.id(), *match)) continue;
+    if (match && !match->search(c.id())) continue;
     if (k == large) early.large = k;
     early.cases.emplace(k, launch(sweep.op(), std::move(c), k == large ? nullptr : edges));
   }
@@ -242,7 +252,7 @@ class Lookahead {
     Prepared expected;  // not valid(): --match leaves the case out
   };
   // `early`: the sweep's cases started earlier (start_early).
-  Lookahead(const Sweep& sweep, const CheckOptions& o, const std::optional<std::regex>& match, uint64_t& index,
+  Lookahead(const Sweep& sweep, const CheckOptions& o, const Match& match, uint64_t& index,
             EarlyCases early)
       : sweep_(sweep), o_(o), match_(match), index_(index),
         depth_(std::clamp<size_t>(check_cores(), 2, 16)), early_(std::move(early)) {}
@@ -259,7 +269,7 @@ class Lookahead {
       } else {
         Phase drawing("check: draw the case (generators)");
         Case c = sweep_.at(k);
-        if (!match_ || std::regex_search(c.id(), *match_)) n.expected = launch(sweep_.op(), std::move(c));
+        if (!match_ || match_->search(c.id())) n.expected = launch(sweep_.op(), std::move(c));
       }
       queue_.push_back(std::move(n));
     }
@@ -272,7 +282,7 @@ class Lookahead {
  private:
   const Sweep& sweep_;
   const CheckOptions& o_;
-  const std::optional<std::regex>& match_;
+  const Match& match_;
   uint64_t& index_;
   const size_t depth_;
   int64_t k_ = 0;
@@ -290,7 +300,7 @@ class Lookahead {
 // sweep's large case runs the kernels of the cases around it, so it is not built twice.
 class WarmAhead {
  public:
-  WarmAhead(const std::vector<RunSweep>& sweeps, const CheckOptions& o, const std::optional<std::regex>& match,
+  WarmAhead(const std::vector<RunSweep>& sweeps, const CheckOptions& o, const Match& match,
             std::vector<BackendSlot>& slots, Lanes& lanes)
       : sweeps_(sweeps), o_(o), match_(match), slots_(slots), lanes_(lanes) {
     if (std::none_of(slots.begin(), slots.end(), [](const BackendSlot& s) { return s.backend != nullptr; }))
@@ -312,7 +322,7 @@ class WarmAhead {
       if ((sweeps_[j_].first + uint64_t(k)) % o_.shards != o_.shard || k == large) continue;
       Phase drawing("check: draw the case (generators)");
       Case c = sweep.at(k);
-      if (!match_ || std::regex_search(c.id(), *match_)) cases.push_back(std::move(c));
+      if (!match_ || match_->search(c.id())) cases.push_back(std::move(c));
     }
     building_op_ = &sweep.op();
     building_ = std::async(std::launch::async, [op = building_op_, cases = std::move(cases)] {
@@ -349,7 +359,7 @@ class WarmAhead {
 
   const std::vector<RunSweep>& sweeps_;
   const CheckOptions& o_;
-  const std::optional<std::regex>& match_;
+  const Match& match_;
   std::vector<BackendSlot>& slots_;
   Lanes& lanes_;
   size_t j_ = 0;                 // the next case to warm: sweep j_, case k_
@@ -388,7 +398,7 @@ struct CheckStart {
   // Where the edge cases are prepared early: on 8 or more cores, every sweep's from the start.
   std::unique_ptr<TaskPool> edges;
 
-  CheckStart(const CheckOptions& o, const SweepPlan& plan, const std::optional<std::regex>& match) {
+  CheckStart(const CheckOptions& o, const SweepPlan& plan, const Match& match) {
     for (auto& [op, dtypes] : plan)
       for (DType t : dtypes) {
         const uint64_t first = sweeps.empty() ? 0 : sweeps.back().first + uint64_t(sweeps.back().sweep->size());
@@ -398,7 +408,7 @@ struct CheckStart {
     start_through(o, match, large_ahead());
   }
   // Starts preparing the early cases of sweeps up to `through`.
-  void start_through(const CheckOptions& o, const std::optional<std::regex>& match, size_t through) {
+  void start_through(const CheckOptions& o, const Match& match, size_t through) {
     while (early.size() <= through && early.size() < sweeps.size()) {
       const RunSweep& s = sweeps[early.size()];
       early.push_back(start_early(*s.sweep, s.first, o, match, edges.get()));
@@ -450,13 +460,20 @@ SweepPlan sweep_plan(const CheckOptions& o) {
 int cmd_check(const CheckOptions& o) {
   const SweepPlan plan = sweep_plan(o);
   const auto match = match_regex(o.match);
+  require_a_match(o, plan, match);
   if (o.list) {
     for (auto [name, file] : {std::pair{"--junit", &o.junit}, {"--json", &o.json}, {"--html", &o.html}})
       if (!file->empty()) throw UsageError(cat("--list runs nothing, so ", name, " would have nothing to report"));
     return list_cases(o, plan, match);
   }
   backend_names(o.backends);
-  if (!o.xfail.empty()) XfailList::load(o.xfail);  // its usage errors before anything opens
+  if (!o.xfail.empty()) {  // its usage errors before anything opens
+    std::vector<std::array<std::string, 3>> groups;
+    for (auto& [op, dtypes] : plan)
+      for (DType t : dtypes)
+        for (const std::string& b : backend_names(o.backends)) groups.push_back({op->name, b, std::string(dtype_name(t))});
+    XfailList::load(o.xfail).require_reachable(groups);
+  }
   for (const std::string* out : {&o.junit, &o.json, &o.html})
     if (!out->empty()) check_output_path(*out);  // before minutes of sweeping, not after
   // The large cases' references, 0.8 s for the first sweep's on the H100, are computed while the

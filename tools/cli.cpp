@@ -3,6 +3,7 @@
 // strict rules (tools/options.h); every usage error exits 2 with a message before any work starts.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
@@ -10,7 +11,9 @@
 #include "core/case.h"
 #include "goldens/files.h"
 #include "tools/commands.h"
+#include "tools/environment.h"
 #include "tools/golden_cmd.h"
+#include "tools/report_file.h"
 
 namespace ts {
 namespace {
@@ -125,7 +128,8 @@ void add_backend_options(CLI::App* app, Raw& r) {
          "One that matches nothing makes each backend UNAVAILABLE, naming the devices found")
       ->group(group);
   flag(app, "--validation", r.validation,
-       "Khronos validation layer (or TOUCHSTONE_VALIDATION=1): any message makes the case ERROR")
+       "Khronos validation layer (or TOUCHSTONE_VALIDATION=1; 0 or 1, anything else is a usage error): any message "
+       "makes the case ERROR")
       ->group(group);
   flag(app, "--no-int-dot", r.no_int_dot,
        "int8 kernels take their scalar path even where the device has a packed integer dot product "
@@ -151,15 +155,13 @@ BackendOptions backend_options(const Raw& r, const CLI::App* app) {
   BackendOptions o;
   o.names = split_list("--backend", r.backend);
   o.device = r.device;
-  const char* env_validation = std::getenv("TOUCHSTONE_VALIDATION");
-  o.validation = r.validation || (env_validation && std::string(env_validation) == "1");
+  o.validation = r.validation || env_validation();
   o.int_dot = !r.no_int_dot;
   if (!r.timeout_ms.empty()) o.timeout_ms = uint32_t(parse_integer("--timeout-ms", r.timeout_ms, 1, kMaxTimeoutMs));
   if (!r.compile_timeout_ms.empty())
     o.compile_timeout_ms = uint32_t(parse_integer("--compile-timeout-ms", r.compile_timeout_ms, 1, kMaxTimeoutMs));
-  const char* env_kernels = std::getenv("TOUCHSTONE_KERNELS");
   if (!r.kernels.empty()) o.kernels = load_kernel_dir(r.kernels);
-  else if (env_kernels && *env_kernels) o.kernels = load_kernel_dir(env_kernels);
+  else if (const auto dir = env_kernels()) o.kernels = load_kernel_dir(*dir);
   for (const char* name : {"--backend", "--device", "--validation", "--no-int-dot", "--timeout-ms", "--compile-timeout-ms", "--kernels"})
     if (app->get_option_no_throw(name) && app->count(name)) o.given = true;
   return o;
@@ -178,6 +180,16 @@ std::string usage_message(const CLI::ParseError& e) {
   if (std::regex_match(m, g, std::regex("(\\S+): \\d+ required .* missing")))
     return g[1].str() + " needs a value";
   return m;
+}
+
+// The files a command reads and writes, checked with check_distinct_files: its outputs (those
+// given), and its inputs, `extra` and the files of --kernels DIR.
+void require_distinct(std::initializer_list<NamedFile> outputs, const KernelDir& kernels, std::vector<NamedFile> extra = {}) {
+  std::vector<NamedFile> out;
+  for (const NamedFile& f : outputs)
+    if (!f.path.empty()) out.push_back(f);
+  for (const KernelFile& k : kernels.files) extra.push_back({"--kernels file", k.path});
+  check_distinct_files(out, extra);
 }
 
 }  // namespace
@@ -234,7 +246,9 @@ int run_cli(int argc, char** argv) {
          "a listed group that ran without a failure. A line without a reason is a usage error")
       ->group("Reports");
   single(check, "--match", r.match, "REGEX",
-         "run only the cases whose id contains a match of REGEX (ECMAScript), e.g. 'D=(2|6),' or '^sdpa/.*pos=0'")
+         "run only the cases whose id contains a match of REGEX (ECMAScript syntax without back-references or "
+         "look-arounds, matched without backtracking; at most 1,000 characters, 32 nested groups, {m,n} up to 100), "
+         "e.g. 'D=(2|6),' or '^sdpa/.*pos=0'. One that selects no case is a usage error")
       ->group("Selection");
   flag(check, "--list", r.list, "print the case ids the sweep would run (after --shard and --match), one a line; run "
                                 "nothing, open no backend")
@@ -269,7 +283,8 @@ int run_cli(int argc, char** argv) {
       ->type_name("");
   list(bench, "--op", r.op, "NAME[,NAME...]", "only these operators' workloads");
   list(bench, "--dtype", r.dtype, "T[,T...]", "only workloads of these dtypes");
-  single(bench, "--match", r.match, "REGEX", "only the cases whose id contains a match of REGEX (ECMAScript)");
+  single(bench, "--match", r.match, "REGEX",
+         "only the cases whose id contains a match of REGEX (as check --match); one that selects no case is a usage error");
   single(bench, "--size", r.size, "quick|full",
          "the suite's sizes: full (the issue's shapes) or quick (the same shape classes, smaller); default: "
          "quick on a CPU device (lavapipe), full on a GPU");
@@ -377,7 +392,11 @@ int run_cli(int argc, char** argv) {
     return 2;
   }
 
+  // A file-size limit (ulimit -f) then fails a write with EFBIG, reported like a full disk, instead
+  // of killing the process without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
+    check_environment();
     if (help->parsed()) return std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout), 0;
     if (list_cmd->parsed()) return cmd_list({backend_options(r, list_cmd)});
     if (check->parsed()) {
@@ -396,11 +415,15 @@ int run_cli(int argc, char** argv) {
       o.fail_fast = r.fail_fast;
       o.quiet = r.quiet;
       o.backends = backend_options(r, check);
+      require_distinct({{"--junit", o.junit}, {"--json", o.json}, {"--html", o.html}}, o.backends.kernels,
+                       o.xfail.empty() ? std::vector<NamedFile>{} : std::vector<NamedFile>{{"--xfail", o.xfail}});
       return cmd_check(o);
     }
     if (repro->parsed()) {
       if (!r.json.empty()) check_output_path(r.json);
-      return cmd_repro({r.id, r.json, backend_options(r, repro)});
+      ReproOptions o{r.id, r.json, backend_options(r, repro)};
+      require_distinct({{"--json", o.json}}, o.backends.kernels);
+      return cmd_repro(o);
     }
     if (bench->parsed()) {
       BenchOptions o;
@@ -418,9 +441,15 @@ int run_cli(int argc, char** argv) {
       if (!r.warmup.empty()) o.warmup = uint32_t(parse_integer("--warmup", r.warmup, 0, 1000));
       if (!r.warmup_ms.empty()) o.warmup_ms = parse_integer("--warmup-ms", r.warmup_ms, 0, 60'000);
       o.backends = backend_options(r, bench);
+      require_distinct({{"--json", o.json}}, o.backends.kernels);
       return cmd_bench(o);
     }
-    if (merge->parsed()) return cmd_merge({r.out, r.files, r.junit, r.html});
+    if (merge->parsed()) {
+      std::vector<NamedFile> in;
+      for (const std::string& f : r.files) in.push_back({"input", f});
+      require_distinct({{"OUT", r.out}, {"--junit", r.junit}, {"--html", r.html}}, {}, in);
+      return cmd_merge({r.out, r.files, r.junit, r.html});
+    }
     if (abi->parsed()) return cmd_abi({r.id, r.abi_dtype});
     GoldenOptions o;
     CLI::App* sub = golden->get_subcommands().at(0);
@@ -434,6 +463,9 @@ int run_cli(int argc, char** argv) {
     if (sub == verify) o.backends = backend_options(r, verify);
     for (const std::string* out : {&o.junit, &o.out})
       if (!out->empty()) check_output_path(*out);  // before the work, not after it
+    std::vector<NamedFile> in;
+    for (const std::string& f : r.files) in.push_back({"golden file", f});
+    require_distinct({{"--junit", o.junit}, {"-o", o.out}}, o.backends.kernels, in);
     return cmd_golden(o);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -16,6 +16,7 @@
 #include "reference/registry.h"
 #include "tools/backends.h"
 #include "tools/junit.h"
+#include "tools/shell_quote.h"
 
 namespace ts {
 namespace {
@@ -196,10 +197,10 @@ int verify(const Options& o, std::vector<std::string> files) {
               failed ? "FAILED" : "all good");
   if (!junit.empty())
     write_junit(junit, groups, [&](const CaseResult& r) {
-      if (r.backend == "manifest") return std::string("touchstone golden verify --dir goldens");
-      if (r.backend == "reference") return cat("touchstone golden verify '", r.id, "' --reference-only");
-      return cat("touchstone golden verify '", r.id, "' --backend ", r.backend,
-                 o.layout.empty() ? "" : cat(" --layout '", o.layout, "'"));
+      if (r.backend == "manifest") return cat("touchstone golden verify --dir ", shell_quote(o.dir.empty() ? "goldens" : o.dir));
+      if (r.backend == "reference") return cat("touchstone golden verify ", shell_quote(r.id), " --reference-only");
+      return cat("touchstone golden verify ", shell_quote(r.id), " --backend ", r.backend,
+                 o.layout.empty() ? "" : cat(" --layout ", shell_quote(o.layout)));
     });
   // Asked to run goldens in a storage and none could be: nothing was checked as asked.
   if (!o.layout.empty() && !slots.empty() && laid_out == 0) {

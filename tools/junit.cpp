@@ -93,7 +93,7 @@ void JUnitReport::mark_started(const std::string& what) {
 }
 
 size_t JUnitReport::add_group(const std::string& name) {
-  groups_.push_back(Group{name, Spool(), 0, 0, 0, 0});
+  groups_.push_back(Group{name, Spool(path_), 0, 0, 0, 0});
   return groups_.size() - 1;
 }
 

@@ -38,7 +38,7 @@ struct CheckOptions {
   std::string junit;                // "" = none
   std::string json, html;           // reports ("" = none): tools/report_json.h, tools/html_report.h
   std::string xfail;                // known-failure list ("" = none): tools/xfail.h
-  std::string match;                // ECMAScript regex a case id must contain a match of ("" = every case)
+  std::string match;                // core/linear_regex.h pattern a case id must contain a match of ("" = every case)
   bool list = false;                // print the case ids the sweep would run; run nothing
   bool fail_fast = false;           // stop after the first unexpected failure (or XPASS)
   bool quiet = false;
@@ -60,7 +60,7 @@ struct BenchOptions {
   std::vector<std::string> ids;     // case ids to time (default: the named suite, tools/bench.cpp)
   std::vector<std::string> ops;     // empty: every operator of the suite
   std::vector<std::string> dtypes;  // empty: every dtype of the suite
-  std::string match;                // ECMAScript regex a case id must contain a match of
+  std::string match;                // core/linear_regex.h pattern a case id must contain a match of
   std::string size;                 // "quick", "full"; "": quick on a CPU device, full on a GPU
   std::string json;                 // "" = none: tools/BENCH_SCHEMA.md
   uint32_t warmup = 3;              // untimed repetitions per case

@@ -7,6 +7,7 @@
 #include "core/compare.h"
 #include "core/contract.h"
 #include "goldens/files.h"
+#include "tools/shell_quote.h"
 
 namespace ts {
 namespace {
@@ -87,7 +88,7 @@ double number_value(const json& j) {
 }
 
 std::string repro_line(const std::string& id, const std::string& backend, const std::string& kernels) {
-  return cat("touchstone repro '", id, "' --backend ", backend, kernels.empty() ? "" : cat(" --kernels '", kernels, "'"));
+  return cat("touchstone repro ", shell_quote(id), " --backend ", backend, kernels.empty() ? "" : cat(" --kernels ", shell_quote(kernels)));
 }
 
 json xfail_json(const XfailEntry& e) { return {{"entry", e.entry}, {"reason", e.reason}, {"where", e.where}}; }
@@ -148,7 +149,7 @@ json device_json(const std::string& backend, const DeviceInfo* info, const std::
   return {{"backend", backend}, {"name", info->name}, {"capabilities", info->capabilities}};
 }
 
-JsonReport::JsonReport(std::string path) : path_(std::move(path)) {}
+JsonReport::JsonReport(std::string path) : path_(std::move(path)), cases_(path_) {}
 
 void JsonReport::mark_started(const std::string& what) {
   json notice = {{"schema", kReportSchema},

@@ -37,6 +37,7 @@ XfailList XfailList::load(const std::string& path) {
 
 XfailList XfailList::parse(std::string_view text, const std::string& source) {
   XfailList list;
+  std::unordered_map<std::string, size_t> seen;  // entry and backend -> its index
   size_t line_no = 0;
   for (size_t start = 0; start <= text.size();) {
     size_t end = text.find('\n', start);
@@ -76,14 +77,27 @@ XfailList XfailList::parse(std::string_view text, const std::string& source) {
       if (!e.backend.empty() && !known_backend(e.backend))
         throw bad(cat("unknown backend '", e.backend, "' after the case id (vulkan or webgpu; none: every backend)"));
     }
-    for (const XfailEntry& o : list.entries_)
-      if (o.entry == e.entry && o.backend == e.backend)
-        throw bad(cat("'", body, "' is listed already at ", o.where));
+    // A set, not a scan of the entries so far: a list of 150,000 ids took minutes to check.
+    const auto [first, added] = seen.emplace(cat(e.entry, '\n', e.backend), list.entries_.size());
+    if (!added) throw bad(cat("'", body, "' is listed already at ", list.entries_[first->second].where));
     if (e.is_case) list.by_id_.emplace(e.entry, list.entries_.size());
     list.entries_.push_back(std::move(e));
     if (end == text.size()) break;
   }
   return list;
+}
+
+void XfailList::require_reachable(const std::vector<std::array<std::string, 3>>& groups) const {
+  auto fits = [](const std::string& part, std::string_view v) { return part == "*" || part == v; };
+  std::string names;
+  for (auto& [op, backend, dtype] : groups) names += cat(names.empty() ? "" : ", ", op, "/", backend, "/", dtype);
+  for (const XfailEntry& e : entries_)
+    if (!e.is_case && std::none_of(groups.begin(), groups.end(), [&](auto& g) {
+          return fits(e.op, g[0]) && fits(e.backend_part, g[1]) && fits(e.dtype, g[2]);
+        }))
+      throw UsageError(cat(e.where, ": the pattern ", e.entry, " matches no group of this run, so it can never mark a case (",
+                           groups.size() > 12 ? cat(groups.size(), " groups") : cat("groups: ", names),
+                           "); remove it or run what it names"));
 }
 
 const XfailEntry* XfailList::pattern_for(std::string_view op, std::string_view backend, std::string_view dtype) const {

@@ -14,7 +14,8 @@
 //    whole sweep: by `check` itself, or by `merge` when the sweep is sharded).
 // UNSUPPORTED is neither. Entries are checked like command-line values: an unknown operator,
 // backend or dtype, a malformed case id, a missing reason or an entry given twice is a usage error
-// naming FILE:LINE.
+// naming FILE:LINE, and so is a pattern that no group of the run fits (require_reachable).
+#include <array>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -41,6 +42,10 @@ class XfailList {
 
   bool empty() const { return entries_.empty(); }
   const std::vector<XfailEntry>& entries() const { return entries_; }
+
+  // UsageError naming the first pattern entry that no group {op, backend, dtype} of `groups` fits:
+  // it could never mark a case, which is most often a typo or a stale list.
+  void require_reachable(const std::vector<std::array<std::string, 3>>& groups) const;
 
   // The pattern entry naming group op/backend/dtype (the first in the file), or null.
   const XfailEntry* pattern_for(std::string_view op, std::string_view backend, std::string_view dtype) const;
