@@ -117,6 +117,36 @@ void check_storage(const OpDef& op, std::string_view storage) {
   }
 }
 
+void check_case_size(const OpDef& op, const Case& c, uint64_t max_bytes) {
+  Problem p;
+  {
+    AllocationLimit shapes(max_bytes, AllocationLimit::Mode::shapes_only);  // the inputs, counted as made
+    try {
+      p = op.make(c);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception&) {
+      return;  // building it fails the same way in prepare(), as an ERROR
+    }
+  }
+  check_case_size(op, p, max_bytes);
+}
+
+void check_case_size(const OpDef& op, const Problem& p, uint64_t max_bytes) {
+  uint64_t inputs = 0, outputs = 0;
+  for (auto& [_, t] : p.inputs)
+    if (__builtin_add_overflow(inputs, checked_bytes(t.shape, dtype_size(t.dtype)), &inputs))
+      throw CaseTooLarge("case size overflows");
+  try {
+    outputs = declared_output_bytes(op, p);
+  } catch (const std::exception&) {  // buffers() is defined for valid shapes only
+  }
+  if (inputs > max_bytes || outputs > max_bytes - inputs)
+    throw CaseTooLarge(cat("case needs ", inputs, " bytes of inputs and ", outputs,
+                           " of reference outputs and scratch, more than the limit of ", max_bytes,
+                           " (kMaxCaseBytes in core/case_rules.h); refused before anything was built"));
+}
+
 uint64_t declared_output_bytes(const OpDef& op, const Problem& p) {
   uint64_t total = 0;
   for (const BufferSpec& b : op.buffers(p)) {

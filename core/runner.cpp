@@ -31,6 +31,7 @@ Expected prepare(const OpDef& op, const Case& c, uint64_t max_bytes) {
 
 void prepare(Expected& e, const OpDef& op, const Case& c, uint64_t max_bytes, const std::function<void(bool)>& made) {
   check_case(op, c);
+  check_case_size(op, c, max_bytes);
   e.c = c;
   e.op = &op;
   AllocationLimit limit(max_bytes);

@@ -37,7 +37,10 @@ namespace {
 thread_local AllocationLimit* active_limit = nullptr;
 }
 
-AllocationLimit::AllocationLimit(uint64_t limit) : outer_(active_limit), limit_(limit) { active_limit = this; }
+AllocationLimit::AllocationLimit(uint64_t limit, Mode mode) : outer_(active_limit), limit_(limit), mode_(mode) {
+  active_limit = this;
+}
+bool AllocationLimit::shapes_only() { return active_limit && active_limit->mode_ == Mode::shapes_only; }
 AllocationLimit::~AllocationLimit() { active_limit = outer_; }
 
 void AllocationLimit::charge(uint64_t bytes, const Shape& shape) {
@@ -59,7 +62,7 @@ std::string shape_str(const Shape& s) {
 Tensor::Tensor(DType t, Shape s) : dtype(t), shape(std::move(s)) {
   const uint64_t n = checked_bytes(shape, dtype_size(t));
   AllocationLimit::charge(n, shape);
-  bytes.assign(size_t(n), 0);
+  if (!AllocationLimit::shapes_only()) bytes.assign(size_t(n), 0);
 }
 
 template <class T>
@@ -95,6 +98,7 @@ static I round_saturate(double v) {
 }
 
 void Tensor::set(int64_t i, double v) {
+  if (bytes.empty()) return;  // a tensor made under AllocationLimit::Mode::shapes_only
   switch (dtype) {
     case DType::f32: store<float>(bytes, i, float(v)); break;  // C++ double->float is RNE
     case DType::f16: store<uint16_t>(bytes, i, f64_to_f16(v)); break;

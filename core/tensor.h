@@ -19,18 +19,26 @@ uint64_t checked_bytes(const Shape& s, uint64_t elem_size);
 
 // While one is alive (on this thread), every Tensor(dtype, shape) counts its bytes against `limit`
 // and throws CaseTooLarge, before allocating, when the total would pass it.
+// In Mode::shapes_only a Tensor(dtype, shape) is counted the same way but allocates nothing: it has
+// its shape and no bytes, and set() on it does nothing. An operator's make() run under it gives a
+// case's shapes and params, so its size is known before anything is built (check_case_size,
+// core/case_rules.h); fills of input data skip their loops then (shapes_only()).
 class AllocationLimit {
  public:
-  explicit AllocationLimit(uint64_t limit);
+  enum class Mode { allocate, shapes_only };
+  explicit AllocationLimit(uint64_t limit, Mode mode = Mode::allocate);
   ~AllocationLimit();
   AllocationLimit(const AllocationLimit&) = delete;
   AllocationLimit& operator=(const AllocationLimit&) = delete;
   // Counts `bytes` that are about to be allocated (a no-op when no limit is active).
   static void charge(uint64_t bytes, const Shape& shape);
+  // Whether the innermost limit of this thread is Mode::shapes_only.
+  static bool shapes_only();
 
  private:
   AllocationLimit* outer_;
   uint64_t limit_, used_ = 0;
+  Mode mode_;
 };
 std::string shape_str(const Shape& s);  // "[1,2,3]"
 
@@ -45,7 +53,7 @@ struct Tensor {
   int64_t numel() const { return ts::numel(shape); }
   size_t nbytes() const { return bytes.size(); }
   double get(int64_t i) const;        // exact value as float64
-  void set(int64_t i, double v);      // rounds once to dtype (RNE; integers round and saturate)
+  void set(int64_t i, double v);      // rounds once to dtype (RNE; integers round and saturate); none without bytes
   uint64_t bits(int64_t i) const;     // raw element bits (for ULP distance and poison checks)
   Tensor cast(DType t) const;         // element-wise get/set
   std::vector<double> values() const; // every element as float64 (the dtype switch hoisted out of the loop)

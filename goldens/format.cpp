@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "goldens/files.h"
+#include "goldens/json_read.h"
 
 namespace ts {
 namespace {
@@ -32,12 +33,7 @@ std::optional<std::string> take_optional(std::map<std::string, std::string>& m, 
 }
 
 json parse_json(const std::string& text, const std::string& file, const std::string& key) {
-  check_json_depth(text, cat(file, ": metadata '", key, "'"));
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    throw FormatError(cat(file, ": metadata '", key, "' is not valid JSON: ", e.what()));
-  }
+  return parse_json_within_limits(text, cat(file, ": metadata '", key, "'"));
 }
 
 Tolerance parse_tolerance(const std::string& text, const std::string& file) {

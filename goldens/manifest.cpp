@@ -7,6 +7,7 @@
 
 #include "core/contract.h"
 #include "goldens/files.h"
+#include "goldens/json_read.h"
 #include "goldens/safetensors.h"
 #include "goldens/sha256.h"
 
@@ -67,9 +68,8 @@ std::string serialize_manifest(const Manifest& m) {
 
 Manifest parse_manifest(std::string_view text, const std::string& file) {
   Manifest m;
-  check_json_depth(text, file);
   try {
-    json j = json::parse(text);
+    json j = parse_json_within_limits(text, file);
     if (j.at("format") != kManifestFormat) throw FormatError(cat(file, ": format is not ", kManifestFormat));
     m.sources = j.at("reference_sources").at("files").get<std::map<std::string, std::string>>();
     m.files = j.at("files").get<std::map<std::string, std::string>>();

@@ -15,7 +15,8 @@ inline constexpr std::string_view kManifestName = "MANIFEST.json";
 // Present while a regen is renaming files into a directory: from before its first rename until its
 // manifest is committed and the files that left the set are removed. Found later, it means a regen
 // was killed midway and the directory mixes two sets, whatever its manifest says. It lists the
-// files that regen was committing, one per line, so the next regen knows them as its own.
+// files that regen was committing, one per line as `<sha256> <name>` (a name once per hash it may
+// have), so the next regen knows them as its own: by content, not by name alone.
 inline constexpr std::string_view kRegenMarkerName = "MANIFEST.in-progress";
 
 // A manifest lists each file in about 100 bytes: 16 MiB is over 100,000 files, and bounds what

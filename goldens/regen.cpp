@@ -94,15 +94,20 @@ class DirLock {
   int fd_ = -1;
 };
 
-// The golden files a previous regen of `dir` wrote: those its manifest lists, and those listed by
-// the marker of a regen killed while committing. A manifest or marker that cannot be read or is
-// malformed adds nothing: then nothing is removed, and the set's own names are still rewritten.
-std::set<std::string> previous_files(const std::string& dir, const std::string& marker) {
-  std::set<std::string> ours;
+// The golden files a previous regen of `dir` wrote, each with the sha256 it wrote it with: those its
+// manifest lists, and those listed by the marker of a regen killed while committing (a name may
+// carry two hashes there: the old set's and the one being renamed in). A manifest or marker that
+// cannot be read or is malformed adds nothing, and a marker line without a hash (an older
+// touchstone's) adds the name without one: such files are never removed, only reported.
+using Owned = std::map<std::string, std::set<std::string>>;  // file name -> sha256 it may have
+
+Owned previous_files(const std::string& dir, const std::string& marker) {
+  Owned ours;
   const std::string manifest = (fs::path(dir) / kManifestName).string();
   try {
     if (!describe_path(manifest).empty())
-      for (auto& [name, _] : parse_manifest(read_file(manifest, kMaxManifestBytes), manifest).files) ours.insert(name);
+      for (auto& [name, hash] : parse_manifest(read_file(manifest, kMaxManifestBytes), manifest).files)
+        ours[name].insert(hash);
   } catch (const std::exception&) {
   }
   try {
@@ -110,13 +115,34 @@ std::set<std::string> previous_files(const std::string& dir, const std::string& 
       std::string text = read_file(marker, kMaxManifestBytes);
       for (size_t at = 0, end; at < text.size(); at = end + 1) {
         end = std::min(text.find('\n', at), text.size());
-        std::string name = text.substr(at, end - at);
-        if (is_golden_file_name(name)) ours.insert(name);
+        std::string line = text.substr(at, end - at), hash;
+        if (const size_t sp = line.find(' '); sp == 64 && is_sha256_hex(line.substr(0, sp))) {
+          hash = line.substr(0, sp);
+          line.erase(0, sp + 1);
+        }
+        if (!is_golden_file_name(line)) continue;
+        std::set<std::string>& hashes = ours[line];
+        if (!hash.empty()) hashes.insert(hash);
       }
     }
   } catch (const std::exception&) {
   }
   return ours;
+}
+
+// Why the file at `path` cannot be shown to be the one regen wrote under one of `hashes` ("" when
+// it can: then regen may remove it). The content decides, not the name: a manifest or marker may
+// name a file that someone has since replaced with their own.
+std::string not_provably_ours(const fs::path& path, const std::set<std::string>& hashes) {
+  if (hashes.empty()) return "named by an in-progress marker without its sha256";
+  std::string bytes;
+  try {
+    bytes = read_file(path.string());
+  } catch (const std::exception& e) {
+    return cat("cannot be read to check its sha256: ", e.what());
+  }
+  if (hashes.count(sha256_hex(bytes))) return "";
+  return cat("its sha256 ", sha256_hex(bytes), " is not the one regen wrote (", *hashes.begin(), ")");
 }
 
 Golden golden_from_expected(const Expected& e) {
@@ -257,8 +283,9 @@ RegenSummary regenerate(const std::string& dir) {
 
   // Ours: what the previous regen listed, and what a killed one was committing; nothing else.
   const std::string marker = (fs::path(dir) / kRegenMarkerName).string();
-  std::set<std::string> ours = previous_files(dir, marker);
-  std::set<std::string> temps_of = ours;
+  const Owned ours = previous_files(dir, marker);
+  std::set<std::string> temps_of;
+  for (auto& [name, _] : ours) temps_of.insert(name);
   for (auto& [name, _] : m.files) temps_of.insert(name);
   temps_of.insert(std::string(kManifestName));
   temps_of.insert(std::string(kRegenMarkerName));
@@ -295,11 +322,16 @@ RegenSummary regenerate(const std::string& dir) {
       if (std::string what = describe_path(path); !what.empty() && what != "a regular file")
         throw std::runtime_error(cat("refusing to replace ", path, ": it is ", what, ", not a regular file"));
     if (!staged.empty()) {
-      // What this regen may rename in or has still to remove, for the next one if it is killed.
-      std::set<std::string> names = ours;
-      for (auto& [temp, path] : staged) names.insert(fs::path(path).filename().string());
+      // What this regen may rename in or has still to remove, with the hashes it may find them
+      // under, for the next one if it is killed.
+      Owned names = ours;
+      for (auto& [temp, path] : staged) {
+        const std::string name = fs::path(path).filename().string();
+        if (m.files.count(name)) names[name].insert(m.files[name]);
+      }
       std::string listing = "# golden regen is committing these files (see goldens/manifest.h)\n";
-      for (auto& name : names) listing += name + "\n";
+      for (auto& [name, hashes] : names)
+        for (auto& hash : hashes) listing += cat(hash, " ", name, "\n");
       write_file_atomic(marker, listing);
     }
     for (auto& [temp, path] : staged) commit_temp(temp, path);
@@ -308,11 +340,16 @@ RegenSummary regenerate(const std::string& dir) {
     clean();
     throw;
   }
-  for (const std::string& name : ours)
-    if (!m.files.count(name)) {
-      std::error_code ec;
-      if (fs::remove(fs::path(dir) / name, ec)) ++sum.removed;
+  for (auto& [name, hashes] : ours) {
+    const fs::path path = fs::path(dir) / name;
+    if (m.files.count(name) || describe_path(path.string()).empty()) continue;
+    if (std::string why = not_provably_ours(path, hashes); !why.empty()) {
+      sum.not_ours[name] = std::move(why);
+      continue;
     }
+    std::error_code ec;
+    if (fs::remove(path, ec)) ++sum.removed;
+  }
   std::error_code ec;
   fs::remove(marker, ec);
   sync_dir(dir);

@@ -33,6 +33,9 @@ struct RegenSummary {
   size_t files = 0, changed = 0, removed = 0, bytes = 0;
   std::map<std::string, std::string> uncovered;
   std::vector<std::string> left_alone;  // *.safetensors in the directory that regen did not write
+  // Files a previous manifest or in-progress marker names that regen left in place, since their
+  // bytes are not the ones it wrote there (name -> why); they are among left_alone too.
+  std::map<std::string, std::string> not_ours;
 };
 
 // Rewrites `dir` with golden_set() and its MANIFEST.json, holding an exclusive lock on
@@ -41,7 +44,9 @@ struct RegenSummary {
 // then are they renamed into place, between writing and removing DIR/MANIFEST.in-progress (the
 // manifest renamed last), so a regen killed midway leaves a marker that makes `verify --dir` fail.
 // Removed afterwards: only files the previous manifest (or a killed regen's marker) listed that
-// left the set. Other *.safetensors (another tool's goldens) are never touched, only reported.
+// left the set, and of those only the ones whose sha256 is the one listed with them (the marker
+// lists each file with the hashes it may have). Other *.safetensors (another tool's goldens, a
+// listed file someone replaced) are never touched, only reported.
 RegenSummary regenerate(const std::string& dir);
 
 }  // namespace ts

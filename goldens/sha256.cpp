@@ -17,4 +17,8 @@ std::string sha256_hex(std::string_view data) {
   return out;
 }
 
+bool is_sha256_hex(std::string_view text) {
+  return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
 }  // namespace ts

@@ -5,4 +5,5 @@
 
 namespace ts {
 std::string sha256_hex(std::string_view data);  // 64 lowercase hex digits
+bool is_sha256_hex(std::string_view text);      // whether `text` is such a digest
 }  // namespace ts

@@ -2,6 +2,8 @@
 // and the data a case id makes is a pure function of the id.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 
 #include "core/case.h"
@@ -111,6 +113,37 @@ TEST(StrictCaseId, OversizedCasesAreRefusedBeforeAllocating) {
                          "sdpa/S=1,Hq=16777216,Hkv=1,D=16777216,pos=0/float32/buffer/seed=1"}) {
     EXPECT_THROW(prepare(parse_case(id)), CaseTooLarge) << id;
   }
+}
+
+// The peak resident memory of this process so far, in bytes.
+uint64_t peak_rss() {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return uint64_t(u.ru_maxrss) * 1024;
+}
+
+// The cap is computed from shapes before anything is built: each of these cases has inputs that
+// pass one at a time (1.2-1.5 GB of them, 10-30 s of filling) and outputs or a second input that
+// take it past 2 GiB. Refused after building its inputs, a case would raise this process's peak by
+// a gigabyte or more; refused from its shapes, by nothing.
+TEST(StrictCaseId, CasesPastTheCapAreRefusedFromTheirShapesBeforeAnyInputIsBuilt) {
+  const uint64_t before = peak_rss();
+  for (const char* id : {// xq 1.47 GB then xk 1.1 GB: the second input passes the cap
+                         "rope_llama/B=1,S=90000,Hq=32,Hkv=24,D=128/float32/buffer/seed=1",
+                         // 1.2 GB of inputs, 2.5 GB of float64 outputs
+                         "rope_llama/B=1,S=60000,Hq=32,Hkv=8,D=128/float32/buffer/seed=1",
+                         // 1.5 GB of x, 3 GB of float64 outputs
+                         "rope_half/B=1,H=32,S=90000,D=128/float32/buffer/seed=1",
+                         // 4 bytes of input, 4.3 GB of int8 output: the padding amplifies it
+                         "q8ta_conv2d/C_in=1,C_out=1024,H=1,W=1,KH=1,KW=1,ph=1024,pw=1024/int8/buffer/seed=1"}) {
+    try {
+      prepare(parse_case(id));
+      ADD_FAILURE() << id << " was accepted";
+    } catch (const CaseTooLarge& e) {
+      EXPECT_NE(std::string(e.what()).find("2147483648"), std::string::npos) << id << ": " << e.what();
+    }
+  }
+  EXPECT_LT(peak_rss() - before, uint64_t(256) << 20) << "a case was built before it was refused";
 }
 
 // Every case the sweep and the properties draw, and every edge case, is a strictly valid id.

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,7 +26,9 @@
 #include "goldens/files.h"
 #include "goldens/manifest.h"
 #include "goldens/regen.h"
+#include "goldens/sha256.h"
 #include "goldens/verify.h"
+#include "reference/registry.h"
 #include "tests/golden_test_util.h"
 
 namespace ts {
@@ -97,6 +100,25 @@ std::string with_metadata(const std::string& key, const std::string& value) {
   nlohmann::json h = nlohmann::json::parse(bytes.substr(8, n));
   h["__metadata__"][key] = value;
   return assemble(h.dump(), bytes.substr(8 + n));
+}
+
+// A golden's params can make a small input imply a huge output: this conv2d's 9 KB of inputs,
+// padded by 1024 on every side, would give 4.3 GB of int8 output and 4.3e9 multiply-adds. Its size
+// is computed from shapes and params and refused before the reference (or any backend) starts.
+TEST(GoldenHostile, ParamsThatAmplifyAnInputPastTheCapAreRefusedBeforeTheReferenceRuns) {
+  TempDir dir;
+  Golden g = golden_from_case(parse_case("q8ta_conv2d/C_in=1,C_out=1024,H=1,W=1,KH=1,KW=1/int8/buffer/seed=1"));
+  g.case_id.reset();
+  g.params["padding"] = {1024, 1024};
+  write_file_atomic(dir / "wide.safetensors", serialize_golden(g));
+  struct rusage before, after;
+  getrusage(RUSAGE_SELF, &before);
+  GoldenCheck c = check_golden(dir / "wide.safetensors");
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_EQ(c.reference.outcome, Outcome::error);
+  EXPECT_TRUE(contains(c.reference.detail, "not computed") && contains(c.reference.detail, "2147483648")) << c.reference.detail;
+  EXPECT_FALSE(c.expected.error.empty()) << "no backend may run it either";
+  EXPECT_LT(uint64_t(after.ru_maxrss - before.ru_maxrss) * 1024, uint64_t(256) << 20);
 }
 
 TEST(GoldenHostile, FifoNamedAsGoldenOrManifestIsRefusedWithoutBlocking) {
@@ -338,7 +360,9 @@ TEST(GoldenRegenSafety, AHalfCommittedSetNeverVerifiesAndTheNextRegenRepairsIt) 
   // marker, no manifest; plus a file the killed regen was committing that the set no longer has.
   for (auto& f : golden_files(full.path.string())) fs::copy_file(f, partial.path / fs::path(f).filename());
   write_file_atomic(partial / "gone.safetensors", "from an older set");
-  write_file_atomic(partial / std::string(kRegenMarkerName), "gone.safetensors\nrope_half-float32-pass-1.safetensors\n");
+  write_file_atomic(partial / std::string(kRegenMarkerName),
+                    cat(sha256_hex("from an older set"), " gone.safetensors\n", sha256_hex(read_file(full / "rope_half-float32-pass-1.safetensors")),
+                        " rope_half-float32-pass-1.safetensors\n"));
   std::vector<std::string> p = verify_manifest(partial.path.string(), {});
   ASSERT_EQ(p.size(), 2u);
   EXPECT_TRUE(contains(p[0], "never finished")) << p[0];
@@ -359,6 +383,44 @@ TEST(GoldenRegenSafety, AHalfCommittedSetNeverVerifiesAndTheNextRegenRepairsIt) 
   EXPECT_FALSE(fs::exists(partial.path / std::string(kRegenMarkerName)));
   EXPECT_EQ(verify_manifest(partial.path.string(), {}), std::vector<std::string>{});
   EXPECT_EQ(s.files, r.files);
+}
+
+// Regen removes a file that left the set only when its bytes are the ones it wrote: a name in the
+// previous manifest or in a killed regen's marker is not enough, since someone may have put their
+// own file there since. Those are left and reported with the reason.
+TEST(GoldenRegenSafety, RegenRemovesOnlyFilesWhoseHashIsTheOneItWrote) {
+  TempDir dir;
+  regenerate(dir.path.string());
+  Manifest m = parse_manifest(read_file(dir / "MANIFEST.json"), "MANIFEST.json");
+  m.files["listed.safetensors"] = sha256_hex("what regen wrote");
+  m.files["replaced.safetensors"] = sha256_hex("what regen wrote");
+  write_file_atomic(dir / "MANIFEST.json", serialize_manifest(m));
+  write_file_atomic(dir / "listed.safetensors", "what regen wrote");
+  write_file_atomic(dir / "replaced.safetensors", "someone's own file, put in place since");
+  // A killed regen's marker: one file with the hash it was renaming in, one without any (an older
+  // marker's line), one whose bytes are not the hash listed with it.
+  write_file_atomic(dir / "marked.safetensors", "renamed in by the killed regen");
+  write_file_atomic(dir / "bare.safetensors", "named without a hash");
+  write_file_atomic(dir / "wrong.safetensors", "not what the marker says");
+  write_file_atomic(dir / std::string(kRegenMarkerName),
+                    cat(sha256_hex("renamed in by the killed regen"), " marked.safetensors\nbare.safetensors\n",
+                        sha256_hex("something else"), " wrong.safetensors\n"));
+  RegenSummary r = regenerate(dir.path.string());
+  EXPECT_EQ(r.removed, 2u);
+  EXPECT_FALSE(fs::exists(dir.path / "listed.safetensors"));
+  EXPECT_FALSE(fs::exists(dir.path / "marked.safetensors"));
+  EXPECT_EQ(read_file(dir / "replaced.safetensors"), "someone's own file, put in place since");
+  EXPECT_EQ(read_file(dir / "bare.safetensors"), "named without a hash");
+  EXPECT_EQ(read_file(dir / "wrong.safetensors"), "not what the marker says");
+  EXPECT_EQ(r.left_alone, (std::vector<std::string>{"bare.safetensors", "replaced.safetensors", "wrong.safetensors"}));
+  ASSERT_EQ(r.not_ours.size(), 3u);
+  EXPECT_TRUE(contains(r.not_ours["replaced.safetensors"], "is not the one regen wrote")) << r.not_ours["replaced.safetensors"];
+  EXPECT_TRUE(contains(r.not_ours["bare.safetensors"], "without its sha256")) << r.not_ours["bare.safetensors"];
+  EXPECT_TRUE(contains(r.not_ours["wrong.safetensors"], sha256_hex("something else"))) << r.not_ours["wrong.safetensors"];
+
+  auto [rc, out] = run_cli("golden regen --dir " + quoted(dir.path.string()));
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_TRUE(contains(out, "left alone: replaced.safetensors")) << out;
 }
 
 TEST(GoldenRegenSafety, AHostileManifestNeverMakesRegenRemoveOtherFiles) {

@@ -639,7 +639,7 @@ TEST(Merge, ShardsThatDoNotFitAreNamedAndNothingIsWritten) {
            {{s0, d + "/seed6.json", s2}, "different sweeps (seed 6 vs 5)"},
            {{s0, s1, s2, d + "/half.json"}, "every shard must split the sweep into the same N"},
            {{s0, s1, d + "/running.json"}, "never finished"},
-           {{s0, s1, d + "/junk.json"}, "is not JSON"},
+           {{s0, s1, d + "/junk.json"}, "is not valid JSON"},
            {{s0, d + "/s1k.json", s2}, "ran different kernels (--kernels)"}}) {
     std::vector<std::string> words = {"merge", out};
     words.insert(words.end(), inputs.begin(), inputs.end());

@@ -73,18 +73,8 @@ void require_a_match(const CheckOptions& o, const SweepPlan& plan, const Match& 
 }
 
 // check --list: the ids the sweep would run, one a line; nothing opens, nothing runs.
-int list_cases(const CheckOptions& o, const SweepPlan& plan, const Match& match) {
-  uint64_t index = 0;
-  for (auto& [op, dtypes] : plan)
-    for (DType t : dtypes) {
-      Sweep sweep(*op, t, o.cases, o.seed);
-      for (int64_t k = 0; k < sweep.size(); ++k) {
-        if (index++ % o.shards != o.shard) continue;
-        const std::string id = sweep.at(k).id();
-        if (match && !match->search(id)) continue;
-        std::printf("%s\n", id.c_str());
-      }
-    }
+int list_cases(const CheckOptions& o, const SweepPlan& plan) {
+  for_each_case(o, plan, [](uint64_t, const OpDef&, DType, const std::string& id) { std::printf("%s\n", id.c_str()); });
   return std::fflush(stdout) == 0 ? 0 : 2;
 }
 
@@ -418,6 +408,23 @@ struct CheckStart {
 
 void CheckStartDeleter::operator()(CheckStart* s) const { delete s; }
 
+void for_each_case(const CheckOptions& o, const SweepPlan& plan,
+                   const std::function<void(uint64_t, const OpDef&, DType, const std::string&)>& f) {
+  const auto match = match_regex(o.match);
+  uint64_t index = 0;
+  for (auto& [op, dtypes] : plan)
+    for (DType t : dtypes) {
+      Sweep sweep(*op, t, o.cases, o.seed);
+      for (int64_t k = 0; k < sweep.size(); ++k) {
+        const uint64_t position = index++;
+        if (position % o.shards != o.shard) continue;
+        const std::string id = sweep.at(k).id();
+        if (match && !match->search(id)) continue;
+        f(position, *op, t, id);
+      }
+    }
+}
+
 std::unique_ptr<CheckStart, CheckStartDeleter> start_check(const CheckOptions& o) {
   return std::unique_ptr<CheckStart, CheckStartDeleter>(new CheckStart(o, sweep_plan(o), match_regex(o.match)));
 }
@@ -464,7 +471,7 @@ int cmd_check(const CheckOptions& o) {
   if (o.list) {
     for (auto [name, file] : {std::pair{"--junit", &o.junit}, {"--json", &o.json}, {"--html", &o.html}})
       if (!file->empty()) throw UsageError(cat("--list runs nothing, so ", name, " would have nothing to report"));
-    return list_cases(o, plan, match);
+    return list_cases(o, plan);
   }
   backend_names(o.backends);
   if (!o.xfail.empty()) {  // its usage errors before anything opens

@@ -3,6 +3,7 @@
 // op/backend/dtype group a tally, its smallest failure (then shrunk), the failing cases shown in
 // the HTML report; the coverage of shape classes; how the run ended. Cases themselves are made,
 // judged and forgotten one at a time (the JSON and JUnit reports stream them to temporary files).
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +25,12 @@ namespace ts {
 // found here, before a backend opens.
 using SweepPlan = std::vector<std::pair<const OpDef*, std::vector<DType>>>;
 SweepPlan sweep_plan(const CheckOptions& o);
+
+// Each case shard o.shard/o.shards of the sweep runs, after --match, in sweep order: its position
+// in the whole sweep (the report's `index`), its operator, dtype and id. What `check --list` prints,
+// and what `merge` requires each shard's report to hold.
+void for_each_case(const CheckOptions& o, const SweepPlan& plan,
+                   const std::function<void(uint64_t position, const OpDef& op, DType dtype, const std::string& id)>& f);
 
 // The failure a group shows first: its smallest (fewest input elements, then shortest id).
 struct Failure {

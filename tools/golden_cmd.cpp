@@ -46,8 +46,12 @@ int regen(const Options& o, const std::vector<std::string>& rest) {
   std::printf("%zu goldens (%zu bytes) in %s: %zu rewritten, %zu unchanged, %zu stale removed; %.2f s\n", s.files,
               s.bytes, dir.c_str(), s.changed, s.files - s.changed, s.removed, since(t0));
   for (auto& [what, why] : s.uncovered) std::printf("  no golden for %s: %s\n", what.c_str(), why.c_str());
-  for (auto& name : s.left_alone)
-    std::printf("  left alone: %s (not written by golden regen: not in its manifest)\n", name.c_str());
+  for (auto& name : s.left_alone) {
+    auto why = s.not_ours.find(name);
+    std::printf("  left alone: %s (%s)\n", name.c_str(),
+                why == s.not_ours.end() ? "not written by golden regen: not in its manifest"
+                                        : cat("listed by the previous set, but ", why->second, ": not provably regen's").c_str());
+  }
   return 0;
 }
 

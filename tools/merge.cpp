@@ -1,9 +1,12 @@
 // touchstone merge OUT.json IN.json...: the --json reports of `check --shard i/n` runs (on one or
 // many machines, with one or many backends each) as one report, after checking that they fit:
 // the same sweep and known-failure list, every shard index 0..n-1 present once per backend that ran,
-// no case run twice. Anything that does not fit is an error naming the files, and nothing is written.
+// each shard holding exactly the cases its sweep runs there (tools/merge_sweep.h), no case twice.
+// Anything that does not fit is an error naming the files, and nothing is written. The verdict is
+// recomputed from the cases' outcomes: no shard's tallies or statuses are taken on trust.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -13,6 +16,7 @@
 #include "tools/commands.h"
 #include "tools/html_report.h"
 #include "tools/junit.h"
+#include "tools/merge_sweep.h"
 #include "tools/report_json.h"
 
 namespace ts {
@@ -20,12 +24,7 @@ namespace {
 
 using nlohmann::json;
 
-struct Input {
-  std::string file;
-  json report;
-  uint32_t shard = 0, shards = 1;
-  std::vector<std::string> ran;  // backends that could run there
-};
+using Input = ShardReport;
 
 std::string shard_str(uint32_t i, uint32_t n) { return cat(i, "/", n); }
 
@@ -83,37 +82,19 @@ std::vector<std::string> fit_problems(const std::vector<Input>& in) {
                              " (a shard's report is missing, or the backend was UNAVAILABLE there): the merge would "
                              "not be the whole sweep"));
   }
-  // No case twice, and each where its shard puts it.
-  std::map<std::pair<int64_t, std::string>, const Input*> where;
-  for (const Input& x : in)
-    for (const json& c : x.report.at("cases")) {
-      const int64_t index = c.at("index");
-      const std::string backend = c.at("backend");
-      if (uint64_t(index) % x.shards != x.shard)
-        problems.push_back(cat(x.file, " holds case ", index, " (", c.at("id").get<std::string>(), "), which is not in its shard ",
-                               shard_str(x.shard, x.shards)));
-      auto [it, fresh] = where.emplace(std::pair{index, backend}, &x);
-      if (!fresh)
-        problems.push_back(cat("case ", c.at("id").get<std::string>(), " on ", backend, " is in both ", it->second->file,
-                               " and ", x.file, ": the shards overlap"));
-      if (problems.size() > 20) return problems;
-    }
   return problems;
 }
 
-json merged_head(const std::vector<Input>& in) {
+// The merged head: the groups of the sweep's plan on every backend any input names, each with the
+// tally recomputed from its cases (`tallies`, settle_cases) and its --xfail pattern from `list`.
+json merged_head(const std::vector<Input>& in, const std::map<std::string, Tally>& tallies, const XfailList& list) {
   const json& ref = in[0].report;
-  // Groups in the sweep's order: operator, dtype, backend.
-  std::map<std::string, size_t> op_rank, dtype_rank;
-  for (const json& p : ref.at("sweep").at("plan")) {
-    op_rank.emplace(p.at("op"), op_rank.size());
-    for (const json& d : p.at("dtypes")) dtype_rank.emplace(d, dtype_rank.size());
-  }
-  std::map<std::tuple<size_t, size_t, size_t>, json> groups;
-  std::map<std::string, Tally> tallies;
+  std::vector<std::string> backends;  // every backend any input names, in known_backends() order
+  std::set<std::string> ran;
   std::string state = "complete", stop_reason;
   json devices = json::array(), inputs = json::array();
   std::map<uint32_t, std::map<std::string, std::map<std::string, long long>>> coverage;  // shard -> op -> class
+  std::map<std::string, json> smallest;  // group name -> the smallest failure any input shows
   long long runs = 0;
   double seconds = 0;
   std::string started;
@@ -124,49 +105,51 @@ json merged_head(const std::vector<Input>& in) {
       if (state != "interrupted") state = r["state"];
       stop_reason += cat(stop_reason.empty() ? "" : "; ", x.file, ": ", r.value("stop_reason", r["state"].get<std::string>()));
     }
-    for (const json& d : r.at("devices"))
+    for (const json& d : r.at("devices")) {
       if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
+      if (std::find(backends.begin(), backends.end(), d.at("backend")) == backends.end()) backends.push_back(d.at("backend"));
+    }
+    ran.insert(x.ran.begin(), x.ran.end());
     for (auto& [op, classes] : r.at("coverage").items())
       for (auto& [cls, n] : classes.items()) {
         long long& have = coverage[x.shard][op][cls];
         have = std::max(have, n.get<long long>());  // the same shard on several machines saw the same cases
       }
-    runs += r.at("totals").at("case_runs").get<long long>();
+    runs += (long long)r.at("cases").size();
     seconds += r.value("seconds", 0.0);
     if (started.empty() || r.value("started", "") < started) started = r.value("started", "");
     for (const json& g : r.at("groups")) {
-      const std::string name = g.at("name");
-      json& m = groups[{op_rank[g.at("op")], dtype_rank[g.at("dtype")], backend_rank(g.at("backend"))}];
-      if (m.is_null()) {
-        m = g;
-        m.erase("smallest_failing");
-        m["available"] = false;
-      }
-      m["available"] = m["available"].get<bool>() || g.at("available").get<bool>();
-      if (g.at("available").get<bool>()) tallies[name].add(tally_from_json(g.at("tally")));
-      if (g.contains("smallest_failing")) {
-        const json& c = g["smallest_failing"].at("case");
-        const json* have = m.contains("smallest_failing") ? &m["smallest_failing"].at("case") : nullptr;
-        if (!have || c.at("elements") < have->at("elements") ||
-            (c.at("elements") == have->at("elements") && c.at("id").get<std::string>().size() < have->at("id").get<std::string>().size()))
-          m["smallest_failing"] = g["smallest_failing"];
-      }
+      if (!g.is_object() || !g.contains("smallest_failing") || !g.contains("name")) continue;
+      const json& c = g["smallest_failing"].at("case");
+      json& have = smallest[g["name"].get<std::string>()];
+      if (have.is_null() || c.at("elements") < have.at("case").at("elements") ||
+          (c.at("elements") == have.at("case").at("elements") &&
+           c.at("id").get<std::string>().size() < have.at("case").at("id").get<std::string>().size()))
+        have = g["smallest_failing"];
     }
   }
+  std::stable_sort(backends.begin(), backends.end(), [](auto& a, auto& b) { return backend_rank(a) < backend_rank(b); });
   json gs = json::array();
   Tally total;
   bool bad = state != "complete";
-  for (auto& [key, g] : groups) {
-    const Tally& t = tallies[g.at("name")];
-    g["tally"] = tally_json(t);
-    if (g.contains("pattern")) {
-      g["pattern_stale"] = state == "complete" && g["available"] == true ? json(t.pattern_stale()) : json();
-      bad |= g["pattern_stale"] == true;
-    }
-    bad |= t.bad();
-    total.add(t);
-    gs.push_back(g);
-  }
+  for (const json& p : ref.at("sweep").at("plan"))
+    for (const json& d : p.at("dtypes"))
+      for (const std::string& b : backends) {
+        const std::string op = p.at("op"), dtype = d, name = cat(op, "/", b, "/", dtype);
+        const auto it = tallies.find(name);
+        const Tally t = it == tallies.end() ? Tally{} : it->second;
+        json g = {{"name", name}, {"op", op}, {"backend", b}, {"dtype", dtype}, {"available", ran.count(b) > 0}, {"tally", tally_json(t)}};
+        if (const XfailEntry* e = list.pattern_for(op, b, dtype)) {
+          g["pattern"] = xfail_json(*e);
+          g["pattern_stale"] = state == "complete" && ran.count(b) ? json(t.pattern_stale()) : json();
+          bad |= g["pattern_stale"] == true;
+        }
+        // Shown only where the recomputed tally has an unexpected failure to show.
+        if (t.failing() && smallest.count(name)) g["smallest_failing"] = smallest[name];
+        bad |= t.bad();
+        total.add(t);
+        gs.push_back(std::move(g));
+      }
   std::map<std::string, std::map<std::string, long long>> cov;
   for (auto& [shard, ops] : coverage)
     for (auto& [op, classes] : ops)
@@ -227,31 +210,48 @@ void write_merged_junit(const std::string& path, const json& head, const std::ve
 
 }  // namespace
 
+// Two of merge's files naming one: an output written over an input (or over another output) would
+// destroy what the merge reads, or half of what it writes. A usage error naming both.
+void refuse_shared_files(const MergeOptions& o) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, std::string>> files = {{"OUT", o.out}, {"--junit", o.junit}, {"--html", o.html}};
+  const size_t outputs = files.size();
+  for (const std::string& f : o.inputs) files.push_back({"input", f});
+  auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (fs::equivalent(a, b, ec)) return true;  // one file, by any name or link
+    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec) && !ec;
+  };
+  for (size_t i = 0; i < outputs; ++i)
+    for (size_t j = i + 1; j < files.size(); ++j)
+      if (!files[i].second.empty() && !files[j].second.empty() && same(files[i].second, files[j].second))
+        throw UsageError(cat("merge: ", files[i].first, " ", files[i].second, " and ", files[j].first, " ", files[j].second,
+                             " name the same file; every output must be a file of its own, apart from the inputs"));
+}
+
 int cmd_merge(const MergeOptions& o) {
+  refuse_shared_files(o);
   for (const std::string* out : {&o.out, &o.junit, &o.html})
     if (!out->empty()) check_output_path(*out);
   std::vector<Input> in;
-  for (const std::string& f : o.inputs) {
-    Input x;
-    x.file = f;
-    x.report = read_report(f);
-    try {
-      x.shard = x.report.at("shard").at("index"), x.shards = x.report.at("shard").at("count");
-      for (const json& d : x.report.at("devices"))
-        if (d.contains("name")) x.ran.push_back(d.at("backend"));
-      x.report.at("cases"), x.report.at("groups"), x.report.at("sweep"), x.report.at("totals");
-    } catch (const json::exception& e) {
-      throw std::runtime_error(cat(f, " is not a complete touchstone report: ", e.what()));
-    }
-    in.push_back(std::move(x));
-  }
-  const auto problems = fit_problems(in);
-  if (!problems.empty()) {
+  for (const std::string& f : o.inputs) in.push_back(read_shard(f));
+  auto refuse = [&](const std::vector<std::string>& problems) {
     for (const std::string& p : problems) std::fprintf(stderr, "error: %s\n", p.c_str());
     std::fprintf(stderr, "touchstone merge: the reports do not fit together; %s was not written\n", o.out.c_str());
     return 2;
+  };
+  if (auto problems = fit_problems(in); !problems.empty()) return refuse(problems);
+  SweepCases sweep;
+  XfailList list;
+  try {
+    sweep = regenerate_sweep(in[0].report["sweep"], in[0].file);
+    list = recorded_xfail(in[0].report["xfail"], in[0].file);
+  } catch (const std::runtime_error& e) {
+    return refuse({e.what()});
   }
-  const json head = merged_head(in);
+  if (auto problems = case_problems(in, sweep); !problems.empty()) return refuse(problems);
+  const std::map<std::string, Tally> tallies = settle_cases(in, sweep, list);
+  const json head = merged_head(in, tallies, list);
   std::vector<const json*> cases;
   for (const Input& x : in)
     for (const json& c : x.report.at("cases")) cases.push_back(&c);

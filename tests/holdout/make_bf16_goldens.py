@@ -6,7 +6,10 @@ round to nearest, ties to even, from float64 in one step (8 significant bits), a
 bfloat16 inputs, as SPEC "Golden files" asks.
 
   make_bf16_goldens.py DIR           write the files into DIR
-  make_bf16_goldens.py --check DIR   exit 1 unless DIR holds exactly what this script writes
+  make_bf16_goldens.py --check DIR   exit 1 unless DIR holds what this script writes: the same header
+                                     and metadata and the same bytes of every tensor, except the
+                                     float64 values numpy computes through BLAS (ROUNDED below),
+                                     which must agree within a bound derived from their arithmetic
 """
 import json
 import math
@@ -109,6 +112,59 @@ def sdpa():
 
 FILES = {"rope_llama-bfloat16-numpy.safetensors": rope_llama, "sdpa-bfloat16-numpy.safetensors": sdpa}
 
+# Tensors whose float64 bytes depend on the CPU, with how far two CPUs may disagree (absolute).
+# Everything else is exact on any machine: the inputs and the cache copies are bfloat16 values,
+# rope_llama's outputs are single IEEE products and sums (a*c - b*s, correctly rounded whatever the
+# CPU), the header is JSON text. sdpa's expected.out goes through `@` (BLAS: its summation order,
+# blocking and use of FMA follow the CPU's kernel) and np.exp (numpy's SIMD loops or libm, within
+# 1 ulp of each other). With u = 2^-53, inputs in [-1, 1] and D = 8, any order errs by at most:
+#  - a score, an 8-term dot product: gamma_8 * sum|k q| <= 8u * 8 = 2^-47, then * 1/sqrt(8) and one
+#    rounding: < 2^-47;
+#  - exp(w - max): its argument (two scores) by < 2^-46, so the weight relatively by < 2^-46, plus
+#    exp's own 1 ulp, 2^-52;
+#  - the normalisation w / sum(w) over at most 7 positive terms: relatively by < 7u more, so each
+#    probability p_i relatively by < 2^-45;
+#  - out = p @ v, a 7-term dot product with sum(p) = 1 and |v| <= 1: sum |dp_i v_i| < 2^-45 from the
+#    probabilities plus gamma_7 * sum |p v| <= 7u < 2^-50 from its own summation.
+# So |out_a - out_b| < 2^-44; 2^-40 leaves 16x for what the sketch rounds away, and is still 2^-32
+# of a bfloat16 ulp at 1, far below any error a wrong formula would make.
+ROUNDED = {("sdpa-bfloat16-numpy.safetensors", "expected.out"): 2.0 ** -40}
+
+
+def parse(data):
+    """A safetensors file's header (a dict) and tensors (name -> raw bytes)."""
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    body = data[8 + n:]
+    raw = {name: body[e["data_offsets"][0]:e["data_offsets"][1]] for name, e in header.items() if name != "__metadata__"}
+    return header, raw
+
+
+def differences(name, have, want):
+    """Why the file's bytes `have` are not what this script writes (`want`): a list of lines."""
+    if have == want:
+        return []
+    try:
+        hh, ht = parse(have)
+    except (ValueError, KeyError, struct.error) as e:
+        return [f"not a safetensors file: {e}"]
+    wh, wt = parse(want)
+    if hh != wh:
+        return ["the header (names, dtypes, shapes, offsets or metadata) differs"]
+    out = []
+    for t in sorted(wt):
+        bound = ROUNDED.get((name, t))
+        if ht[t] == wt[t]:
+            continue
+        if bound is None:
+            out.append(f"{t}: bytes differ (exact on any CPU)")
+            continue
+        a, b = np.frombuffer(ht[t], dtype="<f8"), np.frombuffer(wt[t], dtype="<f8")
+        worst = float(np.max(np.abs(a - b))) if a.size else 0.0
+        if not worst <= bound:
+            out.append(f"{t}: differs by {worst:.3g}, more than the BLAS bound {bound:.3g}")
+    return out
+
 
 def main(argv):
     check = argv[:1] == ["--check"]
@@ -121,9 +177,11 @@ def main(argv):
         data = make()
         if check:
             with open(path, "rb") as f:
-                same = f.read() == data
-            print(f"{path}: {'as this script writes it' if same else 'DIFFERS from what this script writes'}")
-            bad += not same
+                problems = differences(name, f.read(), data)
+            print(f"{path}: {'as this script writes it' if not problems else 'DIFFERS from what this script writes'}")
+            for p in problems:
+                print(f"  {p}")
+            bad += bool(problems)
         else:
             with open(path, "wb") as f:
                 f.write(data)
