@@ -433,33 +433,44 @@ TEST(Cli, TheLavapipeProfileHoldsOnThisMachine) {
   EXPECT_NE(r.out.find("expect: device profile lavapipe (ci/profiles/lavapipe.json (built in))"), std::string::npos) << r.out;
 }
 
-// The gate end to end: llvmpipe with 128-bit vectors (LP_NATIVE_VECTOR_WIDTH=128) shuffles in
-// subgroups of 4, so sdpa's decode kernel (shuffle groups of 8) is UNSUPPORTED for "subgroups"
-// on every decode case, while the device still lists subgroups. Without a profile the run stays
-// green; held to lavapipe's profile, the same cases are UNEXPECTED_UNSUPPORTED and fail it.
+// The gate end to end, on both backends: llvmpipe with 128-bit vectors (LP_NATIVE_VECTOR_WIDTH=128)
+// shuffles in subgroups of 4, so sdpa's decode kernel (shuffle groups of 8) is UNSUPPORTED for
+// "subgroups" on every decode case, while the device still offers subgroups. Without a profile the
+// run stays green; held to a profile that requires subgroups, the same cases are
+// UNEXPECTED_UNSUPPORTED and fail it. (lavapipe's own profile also names the subgroup size, so it
+// refuses this device at open.)
 TEST(Cli, AnUnsupportedCaseForACapabilityTheProfileRequiresFailsTheGate) {
   const std::string dir = temp_dir("unexpected");
+  {
+    std::ofstream(dir + "/subgroups.json")
+        << R"({"profile": "subgroups", "backends": {"vulkan": ["subgroups"], "webgpu": ["subgroups"]}})";
+  }
   const std::vector<std::string> narrow = {"LP_NATIVE_VECTOR_WIDTH=128"};
-  const std::vector<std::string> sweep = {"check", "--op", "sdpa", "--dtype", "float32", "--backend", "vulkan",
-                                          "--cases", "12", "--quiet", "--match", "^sdpa/S=1,"};
+  // The six decode edge cases of impl=split: five with D % 8 == 0 take the decode kernel.
+  const std::vector<std::string> sweep = {"check", "--op", "sdpa", "--dtype", "float32", "--backend", "vulkan,webgpu",
+                                          "--cases", "40", "--quiet", "--match", "^sdpa/S=1,.*impl=split"};
   Exit plain = touchstone(with(sweep, {"--json", dir + "/plain.json"}), narrow);
   ASSERT_EQ(plain.code, 0) << plain.out;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(plain.out, m, std::regex(R"(sdpa/vulkan/float32\s+(\d+)\s+(\d+)\s+0\s+(\d+)\s+(\d+))")))
-      << plain.out;
-  const int unsupported = std::stoi(m[4]);
-  ASSERT_GT(unsupported, 0) << "no decode case drawn: " << plain.out;
+  for (const char* backend : {"vulkan", "webgpu"})
+    EXPECT_TRUE(std::regex_search(plain.out, std::regex(cat("sdpa/", backend, R"(/float32\s+6\s+1\s+0\s+0\s+5\s+0\s+0\s)"))))
+        << "five UNSUPPORTED on " << backend << ": " << plain.out;
   EXPECT_NE(slurp(dir + "/plain.json").find(R"("capability":"subgroups")"), std::string::npos);
 
-  Exit held = touchstone(with(sweep, {"--expect", "lavapipe", "--json", dir + "/held.json", "--junit", dir + "/held.xml"}),
+  Exit held = touchstone(with(sweep, {"--expect", dir + "/subgroups.json", "--json", dir + "/held.json", "--junit",
+                                      dir + "/held.xml"}),
                          narrow);
   EXPECT_EQ(held.code, 1) << held.out;
   EXPECT_NE(held.out.find("unexp-unsup"), std::string::npos) << "the table's column: " << held.out;
-  EXPECT_TRUE(std::regex_search(held.out, std::regex(cat(R"(sdpa/vulkan/float32\s+\d+\s+\d+\s+0\s+\d+\s+0\s+0\s+0\s+)",
-                                                         unsupported, R"(\s)"))))
-      << "every decode case counted UNEXPECTED_UNSUPPORTED, none UNSUPPORTED: " << held.out;
-  EXPECT_NE(held.out.find("UNEXPECTED_UNSUPPORTED touchstone repro 'sdpa/S=1,"), std::string::npos) << held.out;
-  EXPECT_NE(held.out.find("    subgroups: sdpa: dispatch sdpa_decode_partial shuffles within groups of 8"), std::string::npos)
+  for (const char* backend : {"vulkan", "webgpu"})
+    EXPECT_TRUE(std::regex_search(held.out, std::regex(cat("sdpa/", backend, R"(/float32\s+6\s+1\s+0\s+0\s+0\s+0\s+0\s+5\s)"))))
+        << "the five counted UNEXPECTED_UNSUPPORTED on " << backend << ", none UNSUPPORTED: " << held.out;
+  EXPECT_NE(held.out.find("UNEXPECTED_UNSUPPORTED touchstone repro 'sdpa/S=1,Hq=4,Hkv=1,D=8,pos=0,impl=split/float32/buffer/"
+                          "seed=2228' --backend webgpu"),
+            std::string::npos)
+      << held.out;
+  EXPECT_NE(held.out.find("    subgroups: sdpa: dispatch sdpa_decode_partial shuffles within groups of 8 invocations; "
+                          "the device's subgroups are 4"),
+            std::string::npos)
       << held.out;
   const std::string json = slurp(dir + "/held.json");
   EXPECT_NE(json.find(R"("status":"UNEXPECTED_UNSUPPORTED")"), std::string::npos);
@@ -470,6 +481,11 @@ TEST(Cli, AnUnsupportedCaseForACapabilityTheProfileRequiresFailsTheGate) {
                             "/held.json' " + TS_SOURCE_DIR + "/tools/report.schema.json";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
+
+  Exit lavapipe = touchstone(with(sweep, {"--expect", "lavapipe"}), narrow);
+  EXPECT_EQ(lavapipe.code, 2) << lavapipe.out;
+  EXPECT_NE(lavapipe.out.find("lacks capability subgroup-size=8, which device profile lavapipe"), std::string::npos)
+      << lavapipe.out;
 }
 
 TEST(Cli, HelpDocumentsTheReportAndSelectionOptions) {

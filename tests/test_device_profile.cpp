@@ -25,6 +25,8 @@ TEST(DeviceProfile, TheCommittedProfilesAreBuiltInAndCoverBothBackends) {
     for (const char* backend : {"vulkan", "webgpu"})
       for (const char* w : {"shader-f16", "bfloat16", "int8-dot-product", "subgroups", "texture3d:rgba16float"})
         EXPECT_TRUE(p.requires_capability(backend, w)) << name << " " << backend << " " << w;
+  EXPECT_TRUE(DeviceProfile::load("nvidia").requires_capability("vulkan", "subgroup-size=32"));
+  EXPECT_TRUE(DeviceProfile::load("lavapipe").requires_capability("webgpu", "subgroup-size=8..8"));
   }
 }
 
