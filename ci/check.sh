@@ -2,14 +2,23 @@
 # The main job: install what is missing, build, and run `touchstone check` on the backends this
 # machine is expected to have: TS_BACKENDS (default vulkan,webgpu; e.g. TS_BACKENDS=vulkan on a
 # machine without Node). A named backend that cannot run fails the job (exit 2) instead of leaving
-# its kernels unchecked. Extra arguments go to `touchstone check` (e.g. --op rope_llama --junit
-# check.xml); a --backend among them replaces TS_BACKENDS.
+# its kernels unchecked. The backends are held to the device profile TS_PROFILE (ci/profiles/NAME.json
+# or a path; default lavapipe, the device ci/setup.sh installs; empty: none): a capability it lists
+# that a backend lacks fails the job (exit 2), and a case UNSUPPORTED for one fails the run (exit 1).
+# Extra arguments go to `touchstone check` (e.g. --op rope_llama --junit check.xml); a --backend or
+# --expect among them replaces TS_BACKENDS or TS_PROFILE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
 bash ci/build.sh build
 backend=(--backend "${TS_BACKENDS:-vulkan,webgpu}")
+profile=${TS_PROFILE-lavapipe}
+expect=()
+[ -n "$profile" ] && expect=(--expect "$profile")
 for a in "$@"; do
-  case $a in --backend|--backend=*) backend=() ;; esac
+  case $a in
+    --backend|--backend=*) backend=() ;;
+    --expect|--expect=*) expect=() ;;
+  esac
 done
-exec ./build/touchstone check "${backend[@]}" "$@"
+exec ./build/touchstone check "${backend[@]}" "${expect[@]}" "$@"

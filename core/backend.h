@@ -38,6 +38,10 @@ struct RunOutput {
   Status status = Status::ok;
   Violation violation;                  // rejected
   std::string message;                  // unsupported / error
+  // unsupported: the DeviceInfo::capabilities word the device lacks for this case (shader-f16,
+  // bfloat16, int8, int8-dot-product, subgroups, texture3d:rgba16float, ...), which a device
+  // profile can require (check --expect); "" when the case passes a limit instead (a shape too large).
+  std::string capability;
   Tensors outputs;                      // ok: logical layout, the buffer's dtype
   std::map<std::string, GuardReport> guards;   // outputs and scratch
   std::map<std::string, ScratchReport> scratch;

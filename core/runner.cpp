@@ -119,7 +119,10 @@ CaseResult judge_run(const Expected& e, BackendRun b) {
   }
   if (out.status == S::rejected)
     return done(Outcome::unexpected_reject, cat(r.backend, " rejects a valid case: ", out.violation.message));
-  if (out.status == S::unsupported) return done(Outcome::unsupported, out.message);
+  if (out.status == S::unsupported) {
+    r.capability = out.capability;
+    return done(Outcome::unsupported, out.message);
+  }
 
   for (const Dispatch& d : e.op->plan(e.problem)) r.kernels += cat(r.kernels.empty() ? "" : " + ", d.kernel);
   std::string detail;

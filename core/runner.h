@@ -43,6 +43,7 @@ struct CaseResult {
   Outcome outcome = Outcome::error;
   std::string detail;                 // one line: why it is not PASS (or the rule id when REJECTED)
   std::string rule;                   // REJECTED: the shared rule id
+  std::string capability;             // UNSUPPORTED: the capability the device lacks (RunOutput::capability)
   std::vector<CompareReport> reports;
   std::map<std::string, GuardReport> guards;
   std::map<std::string, uint64_t> digests;  // fnv1a64 of each output's bytes: same bytes on a rerun

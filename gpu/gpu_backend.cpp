@@ -72,6 +72,13 @@ RunOutput fail(RunOutput::Status s, std::string msg) {
   return r;
 }
 
+// `capability`: RunOutput::capability.
+RunOutput unsupported(std::string capability, std::string msg) {
+  RunOutput r = fail(RunOutput::Status::unsupported, std::move(msg));
+  r.capability = std::move(capability);
+  return r;
+}
+
 void fill_poison(std::vector<uint8_t>& b, size_t off, size_t n, DType t, bool second) {
   uint64_t bits = poison_bits(t, second);
   size_t es = dtype_size(t);
@@ -234,18 +241,17 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
   }
   const DeviceLimits& lim = limits();
   if ((p.dtype == DType::f16) && !lim.f16)
-    return fail(RunOutput::Status::unsupported, "device has no 16-bit storage / float16 arithmetic");
+    return unsupported("shader-f16", "device has no 16-bit storage / float16 arithmetic");
   if (p.dtype == DType::bf16 && !lim.bf16)
-    return fail(RunOutput::Status::unsupported, "this backend has no bfloat16 kernels");
+    return unsupported("bfloat16", "this backend has no bfloat16 kernels");
   if (p.dtype == DType::f64)
-    return fail(RunOutput::Status::unsupported,
-                cat("no ", dtype_name(p.dtype), " kernels on GPU backends"));
+    return unsupported("", cat("no ", dtype_name(p.dtype), " kernels on GPU backends"));
 
   // 2. Device limits, before any allocation: every dispatch must fit the grid and every buffer a binding.
   std::vector<Dispatch>& plan = laid.plan;
   plan = op.plan(p);
   if (plan.empty())  // an operator whose kernels are not written yet (q8ta_*): a stated gap, never PASS
-    return fail(RunOutput::Status::unsupported, cat("no ", kind(), " kernel for ", op.name, " yet"));
+    return unsupported("", cat("no ", kind(), " kernel for ", op.name, " yet"));
   std::vector<BufferSpec>& specs = laid.specs;
   specs = op.buffers(p);
   for (const Dispatch& d : plan) {
@@ -253,14 +259,15 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
       return fail(RunOutput::Status::error, cat(op.name, ": dispatch ", d.kernel, " needs ", d.invocations,
                                                 " invocations, over 32-bit indexing [grid_too_large]"));
     if (d.workgroup && d.workgroup > std::min(lim.max_workgroup_size_x, lim.max_invocations))
-      return fail(RunOutput::Status::unsupported, cat(op.name, ": dispatch ", d.kernel, " needs workgroups of ", d.workgroup,
-                                                      " invocations; the device allows ",
-                                                      std::min(lim.max_workgroup_size_x, lim.max_invocations)));
+      return unsupported("", cat(op.name, ": dispatch ", d.kernel, " needs workgroups of ", d.workgroup,
+                                 " invocations; the device allows ", std::min(lim.max_workgroup_size_x, lim.max_invocations)));
+    // "subgroups" also where the device shuffles in subgroups of another size: the kernels' subgroup
+    // path is what a device profile that requires subgroups expects to run.
     if (d.subgroup && (lim.subgroup < d.subgroup || lim.subgroup % d.subgroup != 0))
-      return fail(RunOutput::Status::unsupported,
-                  cat(op.name, ": dispatch ", d.kernel, " shuffles within groups of ", d.subgroup, " invocations; ",
-                      lim.subgroup ? cat("the device's subgroups are ", lim.subgroup)
-                                   : std::string("the device offers no subgroup shuffle")));
+      return unsupported("subgroups",
+                         cat(op.name, ": dispatch ", d.kernel, " shuffles within groups of ", d.subgroup, " invocations; ",
+                             lim.subgroup ? cat("the device's subgroups are ", lim.subgroup)
+                                          : std::string("the device offers no subgroup shuffle")));
     if (!dispatch_grid(d, workgroup_size, lim))
       return fail(RunOutput::Status::error, cat(op.name, ": dispatch ", d.kernel, " of ", d.invocations,
                                                 " invocations does not fit the device grid [grid_too_large]"));
@@ -273,7 +280,7 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
     if (is_texture(ph.layout))
       for (int a = 0; a < 3; ++a)
         if (ph.extent[a] > int64_t(lim.max_image_3d) || ph.extent[a] < 1)
-          throw Unsupported(cat(op.name, ": tensor ", name, " ", shape_str(shape), " as ", layout_name(ph.layout),
+          throw Unsupported("", cat(op.name, ": tensor ", name, " ", shape_str(shape), " as ", layout_name(ph.layout),
                                 " needs a 3-D image of ", ph.extent[0], "x", ph.extent[1], "x", ph.extent[2],
                                 " texels; extent ", "xyz"[a], " = ", ph.extent[a],
                                 ph.extent[a] < 1 ? " (an empty image)" : "",
@@ -292,13 +299,12 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
       laid.dtypes[s.name] = s.dtype;
     }
   } catch (const Unsupported& e) {
-    return fail(RunOutput::Status::unsupported, e.what());
+    return unsupported(e.capability, e.what());
   }
   for (auto& [name, ph] : phys)
     if (ph.bytes > lim.max_buffer_bytes)
-      return fail(RunOutput::Status::unsupported, cat(op.name, ": tensor ", name, " (", ph.bytes,
-                                                      " bytes) exceeds the device binding limit (",
-                                                      lim.max_buffer_bytes, " bytes)"));
+      return unsupported("", cat(op.name, ": tensor ", name, " (", ph.bytes, " bytes) exceeds the device binding limit (",
+                                 lim.max_buffer_bytes, " bytes)"));
   return std::nullopt;
 }
 
@@ -335,7 +341,7 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
     Phase ph("gpu: execute");
     execute(plan, bufs, p.dtype);
   } catch (const Unsupported& e) {
-    return fail(RunOutput::Status::unsupported, naming_replaced(e.what(), plan, kernels_));
+    return unsupported(e.capability, naming_replaced(e.what(), plan, kernels_));
   } catch (const std::exception& e) {
     return fail(RunOutput::Status::error, naming_replaced(e.what(), plan, kernels_));
   }
@@ -376,7 +382,7 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   try {
     execute(plan, again, p.dtype);
   } catch (const Unsupported& e) {
-    return fail(RunOutput::Status::unsupported, e.what());
+    return unsupported(e.capability, e.what());
   } catch (const std::exception& e) {
     return fail(RunOutput::Status::error, cat("the rerun with the second int sentinel: ", e.what()));
   }

@@ -69,9 +69,13 @@ struct HostBuffer {
   std::string first_kernel;
 };
 
-// Thrown by primitives for a capability the device lacks (-> UNSUPPORTED, never PASS).
+// Thrown by primitives for what the device cannot do (-> UNSUPPORTED, never PASS). `capability`:
+// the DeviceInfo::capabilities word it lacks (RunOutput::capability), "" for a limit past which a
+// case does not fit (an extent over maxImageDimension3D, a binding over the largest).
 struct Unsupported : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  Unsupported(std::string capability, const std::string& what)
+      : std::runtime_error(what), capability(std::move(capability)) {}
+  std::string capability;
 };
 
 // A 1-D grid folded into the device's per-dimension workgroup limit.

@@ -5,7 +5,6 @@
 
 #include "core/runner.h"
 #include "reference/registry.h"
-#include "tests/kernel_gap.h"
 #include "tools/sweep.h"
 
 namespace ts::test {
@@ -27,9 +26,6 @@ void expect_agrees(Backend& b, const Expected& e) {
     EXPECT_EQ(r.rule, e.violation->rule) << c.id();
     EXPECT_EQ(b.allocations, allocs) << "rejected case allocated: " << c.id();
     EXPECT_EQ(b.dispatches, dispatches) << "rejected case dispatched: " << c.id();
-  } else if (!has_kernel(*e.op, e.problem)) {
-    EXPECT_EQ(r.outcome, Outcome::unsupported) << outcome_line(r);
-    EXPECT_EQ(b.dispatches, dispatches) << c.id();
   } else {
     EXPECT_EQ(r.outcome, Outcome::pass) << outcome_line(r);
     EXPECT_GT(b.dispatches, dispatches) << c.id();
@@ -57,35 +53,18 @@ TEST_P(BackendOps, EdgeCasesInt8) {
 TEST_P(BackendOps, DrawnCases) {
   for (const OpDef* op : all_ops())
     for (DType t : op->dtypes) {
-      if (t == DType::bf16) continue;  // no kernels: Bfloat16IsUnsupportedNotPassed
       for (int k = 0; k < 12; ++k) expect_agrees(backend(), draw_case(*op, t, k % 4 != 3, 77 + uint64_t(k), 10 * k));
     }
 }
 
-// bfloat16: a backend with bfloat16 kernels (DeviceLimits::bf16) PASSes every valid edge case; one
-// without says so for every valid case (UNSUPPORTED, naming bfloat16), never PASS. Invalid cases
-// are REJECTED either way.
-TEST_P(BackendOps, EdgeCasesBfloat16PassOrAreAllUnsupported) {
-  int pass = 0, unsupported = 0;
+TEST_P(BackendOps, EdgeCasesBfloat16) {
+  int ops = 0;
   for (const OpDef* op : all_ops()) {
     if (std::find(op->dtypes.begin(), op->dtypes.end(), DType::bf16) == op->dtypes.end()) continue;
-    for (const Case& c : op->edge_cases(DType::bf16)) {
-      Expected e = prepare(c);
-      CaseResult r = judge(e, backend());
-      if (e.violation) {
-        EXPECT_EQ(r.outcome, Outcome::rejected) << outcome_line(r);
-        continue;
-      }
-      if (r.outcome == Outcome::unsupported) {
-        ++unsupported;
-        EXPECT_NE(r.detail.find("bfloat16"), std::string::npos) << outcome_line(r);
-      } else {
-        ++pass;
-        EXPECT_EQ(r.outcome, Outcome::pass) << outcome_line(r);
-      }
-    }
+    ++ops;
+    for (const Case& c : op->edge_cases(DType::bf16)) expect_agrees(backend(), c);
   }
-  EXPECT_TRUE(pass == 0 || unsupported == 0) << pass << " bfloat16 cases PASS and " << unsupported << " are UNSUPPORTED";
+  EXPECT_GT(ops, 0) << "no operator defines bfloat16";
 }
 
 // Each operator's large case really is past 2^24 elements and past the grid-fold threshold, and
@@ -97,10 +76,6 @@ TEST_P(BackendOps, LargeCasesPassPastTheIndexAndGridThresholds) {
   for (const OpDef* op : all_ops()) {
     Expected e = prepare(op->large_case());
     ASSERT_TRUE(e.error.empty() && !e.violation) << e.c.id();
-    if (!has_kernel(*op, e.problem)) {
-      expect_agrees(backend(), e);  // UNSUPPORTED until its kernels exist
-      continue;
-    }
     int64_t largest = 0;
     for (auto& [name, t] : e.problem.inputs) largest = std::max(largest, t.numel());
     for (auto& b : op->buffers(e.problem)) largest = std::max(largest, numel(b.shape));

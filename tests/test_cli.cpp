@@ -409,6 +409,90 @@ TEST(Cli, AKnownFailureListWithoutReasonsIsAUsageError) {
   EXPECT_NE(r.out.find("missing.txt"), std::string::npos) << r.out;
 }
 
+// --expect: a profile that does not load is a usage error before any backend opens; a backend
+// lacking a capability the profile requires is a set-up error at open, naming it.
+TEST(Cli, ADeviceProfileIsCheckedBeforeTheSweep) {
+  const std::string dir = temp_dir("expect");
+  Exit r = touchstone(with(kLongSweep, {"--expect", "no_such_device"}));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no such built-in profile (lavapipe, nvidia)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("backend vulkan"), std::string::npos) << "refused before anything opened: " << r.out;
+  { std::ofstream(dir + "/metal.json") << R"({"profile": "x", "backends": {"metal": ["shader-f16"]}})"; }
+  r = touchstone(with(kLongSweep, {"--expect", dir + "/metal.json"}));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("metal.json: unknown backend \"metal\""), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("backend vulkan"), std::string::npos) << "refused before anything opened: " << r.out;
+  // With --no-int-dot the int8 kernels take their scalar path (they PASS), and the device lists
+  // int8-dot-product=off: the profile's int8-dot-product is missing.
+  r = touchstone(with(kLongSweep, {"--expect", "lavapipe", "--no-int-dot"}));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("lacks capability int8-dot-product, which device profile lavapipe"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("cases  "), std::string::npos) << "no case ran: " << r.out;
+}
+
+// The device this suite runs on has what its committed profile says (else CI's check.sh fails at
+// open), on every backend that runs here.
+TEST(Cli, TheLavapipeProfileHoldsOnThisMachine) {
+  Exit r = touchstone({"check", "--op", "rope_half", "--dtype", "float16", "--cases", "3", "--quiet", "--expect", "lavapipe"});
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("expect: device profile lavapipe (ci/profiles/lavapipe.json (built in))"), std::string::npos) << r.out;
+}
+
+// The gate end to end, on both backends: llvmpipe with 128-bit vectors (LP_NATIVE_VECTOR_WIDTH=128)
+// shuffles in subgroups of 4, so sdpa's decode kernel (shuffle groups of 8) is UNSUPPORTED for
+// "subgroups" on every decode case, while the device still offers subgroups. Without a profile the
+// run stays green; held to a profile that requires subgroups, the same cases are
+// UNEXPECTED_UNSUPPORTED and fail it. (lavapipe's own profile also names the subgroup size, so it
+// refuses this device at open.)
+TEST(Cli, AnUnsupportedCaseForACapabilityTheProfileRequiresFailsTheGate) {
+  const std::string dir = temp_dir("unexpected");
+  {
+    std::ofstream(dir + "/subgroups.json")
+        << R"({"profile": "subgroups", "backends": {"vulkan": ["subgroups"], "webgpu": ["subgroups"]}})";
+  }
+  const std::vector<std::string> narrow = {"LP_NATIVE_VECTOR_WIDTH=128"};
+  // The six decode edge cases of impl=split: five with D % 8 == 0 take the decode kernel.
+  const std::vector<std::string> sweep = {"check", "--op", "sdpa", "--dtype", "float32", "--backend", "vulkan,webgpu",
+                                          "--cases", "40", "--quiet", "--match", "^sdpa/S=1,.*impl=split"};
+  Exit plain = touchstone(with(sweep, {"--json", dir + "/plain.json"}), narrow);
+  ASSERT_EQ(plain.code, 0) << plain.out;
+  for (const char* backend : {"vulkan", "webgpu"})
+    EXPECT_TRUE(std::regex_search(plain.out, std::regex(cat("sdpa/", backend, R"(/float32\s+6\s+1\s+0\s+0\s+5\s+0\s+0\s)"))))
+        << "five UNSUPPORTED on " << backend << ": " << plain.out;
+  EXPECT_NE(slurp(dir + "/plain.json").find(R"("capability":"subgroups")"), std::string::npos);
+
+  Exit held = touchstone(with(sweep, {"--expect", dir + "/subgroups.json", "--json", dir + "/held.json", "--junit",
+                                      dir + "/held.xml"}),
+                         narrow);
+  EXPECT_EQ(held.code, 1) << held.out;
+  EXPECT_NE(held.out.find("unexp-unsup"), std::string::npos) << "the table's column: " << held.out;
+  for (const char* backend : {"vulkan", "webgpu"})
+    EXPECT_TRUE(std::regex_search(held.out, std::regex(cat("sdpa/", backend, R"(/float32\s+6\s+1\s+0\s+0\s+0\s+0\s+0\s+5\s)"))))
+        << "the five counted UNEXPECTED_UNSUPPORTED on " << backend << ", none UNSUPPORTED: " << held.out;
+  EXPECT_NE(held.out.find("UNEXPECTED_UNSUPPORTED touchstone repro 'sdpa/S=1,Hq=4,Hkv=1,D=8,pos=0,impl=split/float32/buffer/"
+                          "seed=2228' --backend webgpu"),
+            std::string::npos)
+      << held.out;
+  EXPECT_NE(held.out.find("    subgroups: sdpa: dispatch sdpa_decode_partial shuffles within groups of 8 invocations; "
+                          "the device's subgroups are 4"),
+            std::string::npos)
+      << held.out;
+  const std::string json = slurp(dir + "/held.json");
+  EXPECT_NE(json.find(R"("status":"UNEXPECTED_UNSUPPORTED")"), std::string::npos);
+  EXPECT_NE(json.find(R"("gate": "fail")"), std::string::npos);
+  EXPECT_NE(slurp(dir + "/held.xml").find(R"(<failure type="UNEXPECTED_UNSUPPORTED")"), std::string::npos);
+  if (have_python()) {
+    const std::string cmd = std::string("python3 ") + TS_SOURCE_DIR + "/tests/report_check.py schema '" + dir +
+                            "/held.json' " + TS_SOURCE_DIR + "/tools/report.schema.json";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+
+  Exit lavapipe = touchstone(with(sweep, {"--expect", "lavapipe"}), narrow);
+  EXPECT_EQ(lavapipe.code, 2) << lavapipe.out;
+  EXPECT_NE(lavapipe.out.find("lacks capability subgroup-size=8, which device profile lavapipe"), std::string::npos)
+      << lavapipe.out;
+}
+
 TEST(Cli, HelpDocumentsTheReportAndSelectionOptions) {
   Exit r = touchstone({"--help"});
   EXPECT_EQ(r.code, 0);

@@ -74,6 +74,7 @@ TEST_P(SdpaSplit, ShuffleGroupsPastTheDevicesSubgroupsAreUnsupported) {
   EXPECT_EQ(r.status, RunOutput::Status::unsupported) << r.message;
   EXPECT_NE(r.message.find("shuffles within groups of 4096 invocations; the device's subgroups are"), std::string::npos)
       << r.message;
+  EXPECT_EQ(r.capability, "subgroups") << "what check --expect holds a device to";
 }
 
 INSTANTIATE_TEST_SUITE_P(All, SdpaSplit, ::testing::ValuesIn(known_backends()), [](const auto& info) { return info.param; });

@@ -419,6 +419,7 @@ TEST_F(VulkanLayouts, ExtentPastMaxImageDimension3DIsUnsupportedWithTheNumbers) 
   ASSERT_EQ(r.outcome, Outcome::unsupported) << line(r);
   EXPECT_NE(r.detail.find(cat("extent x = ", D, " is outside [1, ", max, "] (maxImageDimension3D)")), std::string::npos)
       << r.detail;
+  EXPECT_EQ(r.capability, "") << "a limit, not a capability a device profile could require";
   EXPECT_EQ(b().allocations, allocations) << "refused before anything was allocated";
   // Width-packed, the same tensor fits (ceil(D/4) texels wide).
   CaseResult w = judge(prepare(parse_case(cat("rope_half/B=1,H=1,S=1,D=", D, "/float32/buffer;x=texture3d_w/seed=1"))), b());

@@ -20,7 +20,6 @@
 #include "reference/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
-#include "tests/kernel_gap.h"
 
 namespace ts {
 namespace {
@@ -108,8 +107,6 @@ TEST_F(WebGpu, EdgeCasesAgreeWithTheReference) {
           EXPECT_EQ(r.rule, e.violation->rule) << line(r);
           EXPECT_EQ(backend().allocations, allocs) << "a rejected case allocated: " << c.id();
           EXPECT_EQ(backend().dispatches, dispatches) << "a rejected case dispatched: " << c.id();
-        } else if (!test::has_kernel(*op, e.problem)) {
-          EXPECT_EQ(r.outcome, Outcome::unsupported) << line(r);
         } else {
           EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
           EXPECT_GT(backend().dispatches, dispatches) << c.id();

@@ -481,6 +481,7 @@ int cmd_check(const CheckOptions& o) {
         for (const std::string& b : backend_names(o.backends)) groups.push_back({op->name, b, std::string(dtype_name(t))});
     XfailList::load(o.xfail).require_reachable(groups);
   }
+  if (!o.expect.empty()) DeviceProfile::load(o.expect);
   for (const std::string* out : {&o.junit, &o.json, &o.html})
     if (!out->empty()) check_output_path(*out);  // before minutes of sweeping, not after
   // The large cases' references, 0.8 s for the first sweep's on the H100, are computed while the
@@ -499,6 +500,10 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
   run.plan = sweep_plan(o);
   const auto match = match_regex(o.match);
   if (!o.xfail.empty()) run.xfail = XfailList::load(o.xfail);
+  if (!o.expect.empty()) {
+    run.expect = DeviceProfile::load(o.expect);
+    if (int rc = check_capabilities(*run.expect, slots)) return rc;
+  }
   const bool keep_json = !o.json.empty() || !o.html.empty();
   run.started = utc_now();
 
@@ -644,11 +649,15 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
           listed = run.xfail.case_entry(r.id, r.backend);
           if (!listed) listed = g.pattern;
         }
-        const Mark mark = mark_of(r.outcome, listed);
+        Mark mark = mark_of(r.outcome, listed);
+        if (r.outcome == Outcome::unsupported && run.expect && run.expect->requires_capability(r.backend, r.capability)) {
+          mark = Mark::unexpected_unsupported;
+          if (g.unexpected.size() < CheckRun::kShownPerGroup) g.unexpected.push_back({r.id, r.capability, r.detail});
+        }
         g.tally.add(r.outcome, mark, r.worst, r.seconds);
         ++run.runs;
         const bool unexpected = mark == Mark::none && is_failure(r.outcome);
-        failing += unexpected || mark == Mark::xpass;
+        failing += unexpected || mark == Mark::xpass || mark == Mark::unexpected_unsupported;
         if (junit) junit->add(g.junit, r, mark, listed);
         const bool shown = is_failure(r.outcome) && g.shown.size() < CheckRun::kShownPerGroup;
         nlohmann::json cj;
@@ -666,7 +675,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
           }
         }
         if (mark == Mark::xpass && g.xpassed.size() < CheckRun::kShownPerGroup) g.xpassed.push_back({r.id, listed});
-        if (o.fail_fast && (unexpected || mark == Mark::xpass))
+        if (o.fail_fast && (unexpected || mark == Mark::xpass || mark == Mark::unexpected_unsupported))
           stop("stopped", cat("--fail-fast: stopped after the first failure (", status_name(r.outcome, mark), " ",
                               r.id, " on ", r.backend, ")"));
       }

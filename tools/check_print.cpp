@@ -13,6 +13,8 @@ void print_summary(const CheckOptions& o, const CheckRun& run, const std::vector
   std::printf("\n%-34s %6s %6s %6s %8s %11s %6s %9s", "op/backend/dtype", "cases", "pass", "fail", "rejected",
               "unsupported", "error", "mismatch");
   if (marks) std::printf(" %6s %6s", "xfail", "xpass");
+  const bool expect = run.expect.has_value();
+  if (expect) std::printf(" %11s", "unexp-unsup");
   std::printf(" %11s\n", "worst/tol");
   for (const Group& g : run.groups) {
     if (!g.slot->backend) {
@@ -23,6 +25,7 @@ void print_summary(const CheckOptions& o, const CheckRun& run, const std::vector
     std::printf("%-34s %6lld %6lld %6lld %8lld %11lld %6lld %9lld", g.name.c_str(), t.cases, t.pass, t.fail, t.rejected,
                 t.unsupported, t.error, t.mismatch);
     if (marks) std::printf(" %6lld %6lld", t.xfail, t.xpass + (g.pattern_stale.value_or(false) ? 1 : 0));
+    if (expect) std::printf(" %11lld", t.unexpected_unsupported);
     std::printf(" %11.3g\n", t.worst);
   }
   std::printf("\n%lld case runs in %.1f s (%.0f per second)%s%s\n", run.runs, run.seconds,
@@ -76,6 +79,20 @@ void print_summary(const CheckOptions& o, const CheckRun& run, const std::vector
       std::printf("XPASS             pattern %s (%s: %s): %s ran %lld cases without a failure\n", g.pattern->entry.c_str(),
                   g.pattern->where.c_str(), g.pattern->reason.c_str(), g.name.c_str(), g.tally.cases);
     }
+  }
+  bool unexpected = false;
+  for (const Group& g : run.groups) {
+    for (const Group::Unexpected& u : g.unexpected) {
+      if (!unexpected)
+        std::printf("\nUNSUPPORTED for a capability device profile %s requires (UNEXPECTED_UNSUPPORTED: fails the "
+                    "run):\n", run.expect->name.c_str());
+      unexpected = true;
+      std::printf("UNEXPECTED_UNSUPPORTED %s\n    %s: %s\n", repro_line(u.id, g.backend, o.backends.kernels.dir).c_str(),
+                  u.capability.c_str(), u.detail.c_str());
+    }
+    if (g.tally.unexpected_unsupported > (long long)g.unexpected.size())
+      std::printf("  ... and %lld more UNEXPECTED_UNSUPPORTED cases in %s\n",
+                  g.tally.unexpected_unsupported - (long long)g.unexpected.size(), g.name.c_str());
   }
   bool xfail = false;
   for (const Group& g : run.groups) {

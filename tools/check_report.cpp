@@ -35,6 +35,12 @@ json group_json(const Group& g) {
   return j;
 }
 
+// The device profile the run held its backends to: null, or {"profile", "source", "backends"}.
+json expect_json(const std::optional<DeviceProfile>& p) {
+  if (!p) return nullptr;
+  return {{"profile", p->name}, {"source", p->source}, {"backends", p->require}};
+}
+
 json run_head(const CheckOptions& o, const CheckRun& run, const std::vector<BackendSlot>& slots) {
   json devices = json::array();
   for (auto& s : slots) {
@@ -71,6 +77,7 @@ json run_head(const CheckOptions& o, const CheckRun& run, const std::vector<Back
                {"xfail", xfail},
                {"devices", devices},
                {"kernels", kernels_json(o.backends.kernels)},
+               {"expect", expect_json(run.expect)},
                {"groups", groups},
                {"coverage", run.coverage},
                {"totals", totals}};

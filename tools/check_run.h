@@ -15,6 +15,7 @@
 
 #include "core/op.h"
 #include "tools/backends.h"
+#include "tools/device_profile.h"
 #include "tools/options.h"
 #include "tools/tally.h"
 #include "tools/xfail.h"
@@ -58,6 +59,11 @@ struct Group {
   std::optional<Failure> smallest_drawn;        // where shrinking starts
   std::vector<nlohmann::json> shown;            // failing cases with error maps (at most kShownPerGroup)
   std::vector<std::pair<std::string, const XfailEntry*>> xpassed;  // case ids (at most kShownPerGroup)
+  // UNEXPECTED_UNSUPPORTED cases (at most kShownPerGroup): id, the capability, the detail.
+  struct Unexpected {
+    std::string id, capability, detail;
+  };
+  std::vector<Unexpected> unexpected;
   size_t junit = 0;
 
   bool bad() const { return tally.bad() || pattern_stale.value_or(false); }
@@ -74,6 +80,7 @@ struct CheckRun {
   std::string state = "complete";  // or "stopped" (--fail-fast) or "interrupted" (a signal)
   std::string stop_reason;        // one line, when not complete
   XfailList xfail;
+  std::optional<DeviceProfile> expect;  // check --expect
 };
 
 // The sweeps of a run, with their first large cases being prepared (check.cpp): cmd_check starts

@@ -78,10 +78,12 @@ outcomes
   REJECTED (reference and backend reject with the same rule id), UNEXPECTED_REJECT, MISSED_REJECT
   (backend and reference disagree on validity or rule id), UNSUPPORTED (a stated missing device
   capability), ERROR (compile error, validation message, timeout, crash); with --xfail, XFAIL (a
-  listed known failure: does not fail the run) and XPASS (listed, but passed: fails the run)
+  listed known failure: does not fail the run) and XPASS (listed, but passed: fails the run); with
+  --expect, UNEXPECTED_UNSUPPORTED (UNSUPPORTED for a capability the device profile requires: fails the run)
 
 exit codes
-  0 all good, 1 any FAIL/ERROR/UNEXPECTED_REJECT/MISSED_REJECT/XPASS (or --fail-fast stopped the run),
+  0 all good, 1 any FAIL/ERROR/UNEXPECTED_REJECT/MISSED_REJECT/XPASS/UNEXPECTED_UNSUPPORTED (or --fail-fast
+  stopped the run),
   2 usage or set-up error (also: shards that do not fit in merge; a
   backend named with --backend is UNAVAILABLE, or check found no GPU backend at all),
   130 / 143 a sweep stopped by SIGINT / SIGTERM (its JUnit report is written, marked interrupted)
@@ -91,7 +93,8 @@ exit codes
 struct Raw {
   std::vector<std::string> backend, op, dtype, files;
   std::string abi_dtype;
-  std::string device, kernels, timeout_ms, compile_timeout_ms, cases, seed, shard, junit, dir, out, id, json, html, xfail, match, layout;
+  std::string device, kernels, timeout_ms, compile_timeout_ms, cases, seed, shard, junit, dir, out, id, json, html, xfail,
+      expect, match, layout;
   std::vector<std::string> ids;
   std::string size, warmup, warmup_ms, reps, time_ms;
   bool validation = false, no_int_dot = false, quiet = false, reference_only = false, list = false, fail_fast = false, kernel_stats = false;
@@ -245,6 +248,10 @@ int run_cli(int argc, char** argv) {
          "A listed case that fails is XFAIL and does not fail the run; one that passes is XPASS and fails it, as does "
          "a listed group that ran without a failure. A line without a reason is a usage error")
       ->group("Reports");
+  single(check, "--expect", r.expect, "PROFILE",
+         "a device profile: the capabilities each backend must have (ci/profiles/NAME.json, built in: lavapipe, "
+         "nvidia; or a path). A backend lacking one is an error when it opens (exit 2); a case UNSUPPORTED for a "
+         "capability the profile requires is UNEXPECTED_UNSUPPORTED and fails the run (exit 1)");
   single(check, "--match", r.match, "REGEX",
          "run only the cases whose id contains a match of REGEX (ECMAScript syntax without back-references or "
          "look-arounds, matched without backtracking; at most 1,000 characters, 32 nested groups, {m,n} up to 100), "
@@ -254,7 +261,7 @@ int run_cli(int argc, char** argv) {
                                 "nothing, open no backend")
       ->group("Selection");
   flag(check, "--fail-fast", r.fail_fast,
-       "stop after the first FAIL, ERROR, UNEXPECTED_REJECT, MISSED_REJECT or XPASS; the summary and the reports "
+       "stop after the first FAIL, ERROR, UNEXPECTED_REJECT, MISSED_REJECT, XPASS or UNEXPECTED_UNSUPPORTED; the summary and the reports "
        "say the run stopped (state \"stopped\"), exit 1")
       ->group("Selection");
   flag(check, "--quiet", r.quiet, "no progress on stderr (on a terminal, a live line: cases done, rate, ETA, failures)");
@@ -410,6 +417,7 @@ int run_cli(int argc, char** argv) {
       o.json = r.json;
       o.html = r.html;
       o.xfail = r.xfail;
+      o.expect = r.expect;
       o.match = r.match;
       o.list = r.list;
       o.fail_fast = r.fail_fast;

@@ -58,21 +58,24 @@ section.case { border-top: 1px solid #aaa; margin-top: 1.5em; }
 
 std::string summary_table(const json& head) {
   std::string s = "<table><tr><th>op/backend/dtype</th><th>cases</th><th>pass</th><th>fail</th><th>rejected</th>"
-                  "<th>unsupported</th><th>error</th><th>mismatch</th><th>xfail</th><th>xpass</th><th>worst/tol</th>"
-                  "<th>seconds</th></tr>\n";
+                  "<th>unsupported</th><th>error</th><th>mismatch</th><th>xfail</th><th>xpass</th>"
+                  "<th>unexpected unsupported</th><th>worst/tol</th><th>seconds</th></tr>\n";
   for (const json& g : head.at("groups")) {
     const json& t = g.at("tally");
     if (!g.value("available", true)) {
-      s += cat("<tr class=\"bad\"><td>", esc(g.at("name")), "</td><td colspan=\"11\">UNAVAILABLE</td></tr>\n");
+      s += cat("<tr class=\"bad\"><td>", esc(g.at("name")), "</td><td colspan=\"12\">UNAVAILABLE</td></tr>\n");
       continue;
     }
     const bool stale = g.contains("pattern_stale") && g["pattern_stale"] == true;
-    const bool bad = t.at("fail") != 0 || t.at("error") != 0 || t.at("mismatch") != 0 || t.at("xpass") != 0 || stale;
+    const long long unexpected = t.value("unexpected_unsupported", 0LL);
+    const bool bad = t.at("fail") != 0 || t.at("error") != 0 || t.at("mismatch") != 0 || t.at("xpass") != 0 || stale ||
+                     unexpected != 0;
     s += cat("<tr", bad ? " class=\"bad\"" : t.at("xfail") != 0 ? " class=\"xfail\"" : "", "><td>", esc(g.at("name")),
              "</td>");
     for (const char* k : {"cases", "pass", "fail", "rejected", "unsupported", "error", "mismatch", "xfail"})
       s += cat("<td>", t.at(k).dump(), "</td>");
-    s += cat("<td>", t.at("xpass").get<long long>() + (stale ? 1 : 0), "</td><td>", fmt(number_value(t.at("worst"))),
+    s += cat("<td>", t.at("xpass").get<long long>() + (stale ? 1 : 0), "</td><td>", unexpected, "</td><td>",
+             fmt(number_value(t.at("worst"))),
              "</td><td>", fmt(t.at("seconds").get<double>(), "%.2f"), "</td></tr>\n");
   }
   return s + "</table>\n";

@@ -112,6 +112,11 @@ void JUnitReport::add(size_t group, const CaseResult& r, Mark mark, const XfailE
     ++g.failures;
     tc += cat("<failure type=\"XPASS\" message=\"", xml_text(cat(listed, " but ", outcome_name(r.outcome))), "\">",
               xml_text(rerun_(r)), "</failure>");
+  } else if (mark == Mark::unexpected_unsupported) {
+    ++g.failures;
+    tc += cat("<failure type=\"UNEXPECTED_UNSUPPORTED\" message=\"",
+              xml_text(cat("the device profile requires ", r.capability, ": ", r.detail)), "\">", xml_text(rerun_(r)),
+              "</failure>");
   } else if (r.outcome == Outcome::unsupported) {
     ++g.skipped;
     tc += cat("<skipped message=\"", xml_text(r.detail), "\"/>");

@@ -1,10 +1,12 @@
-// touchstone list: operators with their rules, backends with device and capabilities.
+// touchstone list: operators with their rules, backends with device and capabilities, and whether they
+// meet each committed device profile.
 #include <cstdio>
 
 #include "gpu/vulkan/vulkan_backend.h"
 #include "reference/registry.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
+#include "tools/device_profile.h"
 
 namespace ts {
 
@@ -47,6 +49,18 @@ int cmd_list(const ListOptions& o) {
                 s.name == "webgpu" ? "; Dawn's Vulkan adapter of that device" : "");
     for (auto& d : VulkanBackend::list_devices(&why)) std::printf("      %s\n", d.c_str());
     if (!why.empty()) std::printf("      none listed: %s\n", why.c_str());
+  }
+  // Which committed profile this machine meets, before a CI run finds out at open.
+  std::printf("\nDevice profiles (check --expect NAME; ci/profiles/NAME.json)\n");
+  for (const std::string& name : DeviceProfile::built_in()) {
+    const DeviceProfile p = DeviceProfile::load(name);
+    std::printf("\n  %s\n", name.c_str());
+    for (auto& s : slots) {
+      if (!s.backend || !p.require.count(s.name)) continue;
+      std::string lacks;
+      for (const std::string& w : p.missing(s.name, s.backend->info().capabilities)) lacks += " " + w;
+      std::printf("    %s: %s\n", s.name.c_str(), lacks.empty() ? "has every capability it requires" : ("lacks" + lacks).c_str());
+    }
   }
   if (missing) std::fprintf(stderr, "error: a backend named with --backend is UNAVAILABLE on this machine\n");
   return missing ? 2 : 0;

@@ -59,6 +59,9 @@ std::vector<std::string> fit_problems(const std::vector<Input>& in) {
     if (x.report.at("xfail").is_null() != ref.report.at("xfail").is_null() ||
         (!x.report["xfail"].is_null() && x.report["xfail"].at("entries") != ref.report["xfail"].at("entries")))
       problems.push_back(cat(x.file, " and ", ref.file, " used different known-failure lists (--xfail)"));
+    // The same device profile: a shard run without one would let an unexpected UNSUPPORTED pass.
+    if (x.report.value("expect", json()) != ref.report.value("expect", json()))
+      problems.push_back(cat(x.file, " and ", ref.file, " expected different device profiles (--expect)"));
     // The kernels checked must be the same ones: a shard run with --kernels DIR checked other code.
     if (x.report.value("kernels", json()) != ref.report.value("kernels", json()))
       problems.push_back(cat(x.file, " and ", ref.file, " ran different kernels (--kernels)"));
@@ -166,6 +169,7 @@ json merged_head(const std::vector<Input>& in, const std::map<std::string, Tally
                {"shard", {{"index", 0}, {"count", 1}}},
                {"xfail", ref.at("xfail")},
                {"kernels", ref.value("kernels", json())},
+               {"expect", ref.value("expect", json())},
                {"devices", devices},
                {"groups", gs},
                {"coverage", cov},
@@ -190,10 +194,11 @@ void write_merged_junit(const std::string& path, const json& head, const std::ve
   for (const json* c : cases) {
     CaseResult r;
     r.id = c->at("id"), r.backend = c->at("backend"), r.detail = c->value("detail", "");
+    r.capability = c->value("capability", "");
     r.outcome = parse_outcome(c->at("outcome").get<std::string>()).value_or(Outcome::error);
     r.seconds = c->at("seconds");
     const std::string status = c->at("status");
-    const Mark mark = status == "XFAIL" ? Mark::xfail : status == "XPASS" ? Mark::xpass : Mark::none;
+    const Mark mark = parse_mark(status);
     std::optional<XfailEntry> e;
     if (c->contains("xfail")) e = xfail_from_json(c->at("xfail"));
     junit.add(handle.at(c->at("group")), r, mark, e ? &*e : nullptr);
@@ -276,17 +281,18 @@ int cmd_merge(const MergeOptions& o) {
   }
   const json& t = head.at("totals");
   std::printf("merged %zu reports (%u shards): %lld case runs, %lld pass, %lld fail, %lld rejected, %lld unsupported, "
-              "%lld error, %lld mismatch, %lld xfail, %lld xpass; state %s; gate %s\n",
+              "%lld error, %lld mismatch, %lld xfail, %lld xpass, %lld unexpected unsupported; state %s; gate %s\n",
               in.size(), in[0].shards, t.at("case_runs").get<long long>(), t.at("pass").get<long long>(),
               t.at("fail").get<long long>(), t.at("rejected").get<long long>(), t.at("unsupported").get<long long>(),
               t.at("error").get<long long>(), t.at("mismatch").get<long long>(), t.at("xfail").get<long long>(),
-              t.at("xpass").get<long long>(), head.at("state").get<std::string>().c_str(),
+              t.at("xpass").get<long long>(), t.value("unexpected_unsupported", 0LL), head.at("state").get<std::string>().c_str(),
               t.at("gate") == "pass" ? "PASS" : "FAIL");
   for (const json& g : head.at("groups")) {
     const Tally tl = tally_from_json(g.at("tally"));
     if (tl.bad() || g.value("pattern_stale", json()) == true)
-      std::printf("  %-34s %lld fail, %lld error, %lld mismatch, %lld xpass%s\n", g.at("name").get<std::string>().c_str(),
-                  tl.fail, tl.error, tl.mismatch, tl.xpass, g.value("pattern_stale", json()) == true ? ", stale known-failure pattern" : "");
+      std::printf("  %-34s %lld fail, %lld error, %lld mismatch, %lld xpass, %lld unexpected unsupported%s\n",
+                  g.at("name").get<std::string>().c_str(), tl.fail, tl.error, tl.mismatch, tl.xpass,
+                  tl.unexpected_unsupported, g.value("pattern_stale", json()) == true ? ", stale known-failure pattern" : "");
     if (g.contains("smallest_failing"))
       std::printf("    smallest: %s\n", g["smallest_failing"].at("case").value("repro", "").c_str());
   }

@@ -38,6 +38,7 @@ struct CheckOptions {
   std::string junit;                // "" = none
   std::string json, html;           // reports ("" = none): tools/report_json.h, tools/html_report.h
   std::string xfail;                // known-failure list ("" = none): tools/xfail.h
+  std::string expect;               // device profile, a name or a path ("" = none): tools/device_profile.h
   std::string match;                // core/linear_regex.h pattern a case id must contain a match of ("" = every case)
   bool list = false;                // print the case ids the sweep would run; run nothing
   bool fail_fast = false;           // stop after the first unexpected failure (or XPASS)

@@ -118,10 +118,11 @@ json case_json(const CaseResult& r, const CaseNote& n) {
             {"worst", number(r.worst)},
             {"elements", n.elements}};
   if (!r.rule.empty()) c["rule"] = r.rule;
+  if (!r.capability.empty()) c["capability"] = r.capability;
   if (!r.detail.empty()) c["detail"] = r.detail;
   if (!r.kernels.empty()) c["kernels"] = r.kernels;
   if (n.xfail) c["xfail"] = xfail_json(*n.xfail);
-  if (is_failure(r.outcome) || n.mark == Mark::xpass) c["repro"] = repro_line(r.id, r.backend, n.kernels);
+  if (is_failure(r.outcome) || n.mark == Mark::xpass || n.mark == Mark::unexpected_unsupported) c["repro"] = repro_line(r.id, r.backend, n.kernels);
   json outs = json::array();
   for (const CompareReport& rep : r.reports) outs.push_back(output_json(rep, n.detailed));
   c["outputs"] = std::move(outs);
@@ -137,7 +138,8 @@ json case_json(const CaseResult& r, const CaseNote& n) {
 json tally_json(const Tally& t) {
   return {{"cases", t.cases},   {"pass", t.pass},       {"fail", t.fail},         {"rejected", t.rejected},
           {"unsupported", t.unsupported}, {"error", t.error}, {"mismatch", t.mismatch}, {"xfail", t.xfail},
-          {"xpass", t.xpass},   {"worst", number(t.worst)}, {"seconds", t.seconds}};
+          {"xpass", t.xpass},   {"unexpected_unsupported", t.unexpected_unsupported},
+          {"worst", number(t.worst)}, {"seconds", t.seconds}};
 }
 
 Tally tally_from_json(const json& j) {
@@ -145,6 +147,7 @@ Tally tally_from_json(const json& j) {
   t.cases = j.at("cases"), t.pass = j.at("pass"), t.fail = j.at("fail"), t.rejected = j.at("rejected");
   t.unsupported = j.at("unsupported"), t.error = j.at("error"), t.mismatch = j.at("mismatch");
   t.xfail = j.at("xfail"), t.xpass = j.at("xpass");
+  t.unexpected_unsupported = j.value("unexpected_unsupported", 0LL);  // absent before device profiles
   t.worst = number_value(j.at("worst"));
   t.seconds = j.at("seconds");
   return t;

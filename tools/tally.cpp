@@ -16,7 +16,14 @@ std::optional<Outcome> parse_outcome(std::string_view name) {
 std::string status_name(Outcome o, Mark m) {
   if (m == Mark::xfail) return "XFAIL";
   if (m == Mark::xpass) return "XPASS";
+  if (m == Mark::unexpected_unsupported) return "UNEXPECTED_UNSUPPORTED";
   return std::string(outcome_name(o));
+}
+
+Mark parse_mark(std::string_view status) {
+  for (Mark m : {Mark::xfail, Mark::xpass, Mark::unexpected_unsupported})
+    if (status_name(Outcome::pass, m) == status) return m;
+  return Mark::none;
 }
 
 void Tally::add(Outcome o, Mark m, double worst_of_case, double seconds_of_case) {
@@ -28,6 +35,10 @@ void Tally::add(Outcome o, Mark m, double worst_of_case, double seconds_of_case)
   }
   if (m == Mark::xpass) {
     ++xpass;
+    return;
+  }
+  if (m == Mark::unexpected_unsupported) {
+    ++unexpected_unsupported;
     return;
   }
   switch (o) {
@@ -43,6 +54,7 @@ void Tally::add(Outcome o, Mark m, double worst_of_case, double seconds_of_case)
 void Tally::add(const Tally& t) {
   cases += t.cases, pass += t.pass, fail += t.fail, rejected += t.rejected, unsupported += t.unsupported;
   error += t.error, mismatch += t.mismatch, xfail += t.xfail, xpass += t.xpass;
+  unexpected_unsupported += t.unexpected_unsupported;
   worst = std::max(worst, t.worst);
   seconds += t.seconds;
 }

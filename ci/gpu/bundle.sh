@@ -25,5 +25,5 @@ cp gpu/webgpu/package.json "$out/webgpu/"
 # Only the linux-x64 addon: the package ships every platform's (130 MiB).
 tar -C gpu/webgpu/node_modules -cf - --exclude='webgpu/dist/[dw]*' --exclude='webgpu/dist/linux-arm64' webgpu \
   | xz -T2 -6 > "$out/webgpu/webgpu.tar.xz"
-cp ci/gpu/run.sh "$out/"
+cp ci/gpu/run.sh ci/gpu/check.sh "$out/"
 du -sh "$out"

@@ -96,7 +96,7 @@ Conversions conversions(DType t, bool f16_rte) {
               "uint16_t(ts_float_to_bf16(@X@))", "ts_bf16_to_vec4(@X@)", "ts_vec4_to_bf16(@X@)"};
     default: break;
   }
-  throw Unsupported(cat("vulkan: no layout accessors for ", dtype_name(t), " tensors yet"));
+  throw Unsupported("", cat("vulkan: no layout accessors for ", dtype_name(t), " tensors yet"));
 }
 
 // A conversion applied to the GLSL expression `x`.

@@ -191,6 +191,7 @@ struct KnownCapability {
   const char* name;     // as SPIR-V spells it
   const char* feature;  // the device feature it needs; nullptr: every Vulkan 1.2 device has it
   bool (*has)(const Features&);
+  const char* word = "";  // the word VulkanBackend::info() lists when the device has it
 };
 
 #define TS_FEATURE(field) [](const Features& f) { return bool(f.field); }
@@ -198,33 +199,40 @@ struct KnownCapability {
 const KnownCapability kKnown[] = {
     {SpvCapabilityShader, "Shader", nullptr, nullptr},
     {SpvCapabilityMatrix, "Matrix", nullptr, nullptr},
-    {SpvCapabilityFloat16, "Float16", "shaderFloat16", TS_FEATURE(float16)},
-    {SpvCapabilityFloat64, "Float64", "shaderFloat64", TS_FEATURE(float64)},
-    {SpvCapabilityInt8, "Int8", "shaderInt8", TS_FEATURE(int8)},
-    {SpvCapabilityInt16, "Int16", "shaderInt16", TS_FEATURE(int16)},
-    {SpvCapabilityInt64, "Int64", "shaderInt64", TS_FEATURE(int64)},
-    {SpvCapabilityStorageBuffer16BitAccess, "StorageBuffer16BitAccess", "storageBuffer16BitAccess", TS_FEATURE(storage16)},
-    {SpvCapabilityStorageBuffer8BitAccess, "StorageBuffer8BitAccess", "storageBuffer8BitAccess", TS_FEATURE(storage8)},
+    {SpvCapabilityFloat16, "Float16", "shaderFloat16", TS_FEATURE(float16), "shader-f16"},
+    {SpvCapabilityFloat64, "Float64", "shaderFloat64", TS_FEATURE(float64), "shader-f64"},
+    {SpvCapabilityInt8, "Int8", "shaderInt8", TS_FEATURE(int8), "int8"},
+    {SpvCapabilityInt16, "Int16", "shaderInt16", TS_FEATURE(int16), "int16"},
+    {SpvCapabilityInt64, "Int64", "shaderInt64", TS_FEATURE(int64), "int64"},
+    {SpvCapabilityStorageBuffer16BitAccess, "StorageBuffer16BitAccess", "storageBuffer16BitAccess",
+     TS_FEATURE(storage16), "bfloat16"},
+    {SpvCapabilityStorageBuffer8BitAccess, "StorageBuffer8BitAccess", "storageBuffer8BitAccess",
+     TS_FEATURE(storage8), "int8"},
     // Declared only with the execution mode RoundingModeRTE for 16-bit floats (gpu/vulkan/accessors.cpp).
-    {SpvCapabilityRoundingModeRTE, "RoundingModeRTE", "shaderRoundingModeRTEFloat16", TS_FEATURE(rte16)},
-    {SpvCapabilityDotProduct, "DotProduct", "shaderIntegerDotProduct", TS_FEATURE(int_dot)},
-    {SpvCapabilityDotProductInputAll, "DotProductInputAll", "shaderIntegerDotProduct", TS_FEATURE(int_dot)},
-    {SpvCapabilityDotProductInput4x8Bit, "DotProductInput4x8Bit", "shaderIntegerDotProduct", TS_FEATURE(int_dot)},
+    {SpvCapabilityRoundingModeRTE, "RoundingModeRTE", "shaderRoundingModeRTEFloat16", TS_FEATURE(rte16), "f16-rte"},
+    {SpvCapabilityDotProduct, "DotProduct", "shaderIntegerDotProduct", TS_FEATURE(int_dot), "int8-dot-product"},
+    {SpvCapabilityDotProductInputAll, "DotProductInputAll", "shaderIntegerDotProduct",
+     TS_FEATURE(int_dot), "int8-dot-product"},
+    {SpvCapabilityDotProductInput4x8Bit, "DotProductInput4x8Bit", "shaderIntegerDotProduct",
+     TS_FEATURE(int_dot), "int8-dot-product"},
     {SpvCapabilityDotProductInput4x8BitPacked, "DotProductInput4x8BitPacked", "shaderIntegerDotProduct",
-     TS_FEATURE(int_dot)},
-    {SpvCapabilityGroupNonUniform, "GroupNonUniform", "subgroup basic ops", TS_SUBGROUP(VK_SUBGROUP_FEATURE_BASIC_BIT)},
-    {SpvCapabilityGroupNonUniformVote, "GroupNonUniformVote", "subgroup vote", TS_SUBGROUP(VK_SUBGROUP_FEATURE_VOTE_BIT)},
+     TS_FEATURE(int_dot), "int8-dot-product"},
+    {SpvCapabilityGroupNonUniform, "GroupNonUniform", "subgroup basic ops",
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_BASIC_BIT), "subgroups"},
+    {SpvCapabilityGroupNonUniformVote, "GroupNonUniformVote", "subgroup vote",
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_VOTE_BIT), "subgroups"},
     {SpvCapabilityGroupNonUniformArithmetic, "GroupNonUniformArithmetic", "subgroup arithmetic",
-     TS_SUBGROUP(VK_SUBGROUP_FEATURE_ARITHMETIC_BIT)},
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_ARITHMETIC_BIT), "subgroups"},
     {SpvCapabilityGroupNonUniformBallot, "GroupNonUniformBallot", "subgroup ballot",
-     TS_SUBGROUP(VK_SUBGROUP_FEATURE_BALLOT_BIT)},
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_BALLOT_BIT), "subgroups"},
     {SpvCapabilityGroupNonUniformShuffle, "GroupNonUniformShuffle", "subgroup shuffle",
-     TS_SUBGROUP(VK_SUBGROUP_FEATURE_SHUFFLE_BIT)},
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_SHUFFLE_BIT), "subgroups"},
     {SpvCapabilityGroupNonUniformShuffleRelative, "GroupNonUniformShuffleRelative", "subgroup relative shuffle",
-     TS_SUBGROUP(VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT)},
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT), "subgroups"},
     {SpvCapabilityGroupNonUniformClustered, "GroupNonUniformClustered", "subgroup clustered ops",
-     TS_SUBGROUP(VK_SUBGROUP_FEATURE_CLUSTERED_BIT)},
-    {SpvCapabilityGroupNonUniformQuad, "GroupNonUniformQuad", "subgroup quad ops", TS_SUBGROUP(VK_SUBGROUP_FEATURE_QUAD_BIT)},
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_CLUSTERED_BIT), "subgroups"},
+    {SpvCapabilityGroupNonUniformQuad, "GroupNonUniformQuad", "subgroup quad ops",
+     TS_SUBGROUP(VK_SUBGROUP_FEATURE_QUAD_BIT), "subgroups"},
 };
 #undef TS_FEATURE
 #undef TS_SUBGROUP
@@ -252,10 +260,11 @@ std::string capability_name(uint32_t capability) {
   return name.empty() || numeric ? cat("capability ", capability) : name;
 }
 
-std::string Adapter::missing_for(uint32_t capability) const {
+std::string Adapter::missing_for(uint32_t capability, std::string* word) const {
   for (const KnownCapability& k : kKnown) {
     if (k.id != capability) continue;
     if (!k.has || k.has(features)) return {};
+    if (word) *word = k.word;
     return cat("needs SPIR-V capability ", k.name, " (", k.feature, "), which ", props.deviceName, " lacks");
   }
   return cat("declares SPIR-V capability ", capability_name(capability), " (", capability,

@@ -67,8 +67,9 @@ struct Adapter {
   std::string describe() const;  // "llvmpipe (LLVM 15.0.6, 256 bits) [cpu, Vulkan 1.4.305]"
   // Why a kernel declaring this SPIR-V capability cannot run here, or "" if it can: the capability
   // is on the backend's allowlist and the device has what it needs. The reason names the capability
-  // ("needs SPIR-V capability Float16 (shaderFloat16), which <device> lacks").
-  std::string missing_for(uint32_t spirv_capability) const;
+  // ("needs SPIR-V capability Float16 (shaderFloat16), which <device> lacks"). `word`, when it
+  // cannot: the DeviceInfo::capabilities word the device lacks ("" off the allowlist).
+  std::string missing_for(uint32_t spirv_capability, std::string* word = nullptr) const;
 };
 
 // "ShaderClockKHR" for 5055; "capability N" for a number SPIR-V does not define.

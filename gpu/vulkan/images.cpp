@@ -26,18 +26,37 @@ const char* format_name(VkFormat f) {
 
 TexelFormat texel_format(DType t) {
   switch (t) {
-    case DType::f32: return {VK_FORMAT_R32G32B32A32_SFLOAT, "rgba32f", false};
-    case DType::f16: return {VK_FORMAT_R16G16B16A16_SFLOAT, "rgba16f", false};
-    case DType::bf16: return {VK_FORMAT_R16G16B16A16_UINT, "rgba16ui", true};
+    case DType::f32: return {VK_FORMAT_R32G32B32A32_SFLOAT, "rgba32f", false, "texture3d:rgba32float"};
+    case DType::f16: return {VK_FORMAT_R16G16B16A16_SFLOAT, "rgba16f", false, "texture3d:rgba16float"};
+    case DType::bf16: return {VK_FORMAT_R16G16B16A16_UINT, "rgba16ui", true, "texture3d:rgba16uint"};
     default: break;
   }
-  throw Unsupported(cat("vulkan: no texture format holds ", dtype_name(t), " tensors"));
+  throw Unsupported("", cat("vulkan: no texture format holds ", dtype_name(t), " tensors"));
+}
+
+const std::vector<TexelFormat>& texel_formats() {
+  static const std::vector<TexelFormat> all = {texel_format(DType::f32), texel_format(DType::f16),
+                                               texel_format(DType::bf16)};
+  return all;
+}
+
+bool storage_image_3d(const Adapter& a, VkFormat f) {
+  VkFormatProperties fp{};
+  vkGetPhysicalDeviceFormatProperties(a.handle, f, &fp);
+  const VkFormatFeatureFlags need =
+      VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT | VK_FORMAT_FEATURE_TRANSFER_SRC_BIT | VK_FORMAT_FEATURE_TRANSFER_DST_BIT;
+  if ((fp.optimalTilingFeatures & need) != need) return false;
+  VkImageFormatProperties ip{};
+  return vkGetPhysicalDeviceImageFormatProperties(a.handle, f, VK_IMAGE_TYPE_3D, VK_IMAGE_TILING_OPTIMAL, kUsage, 0,
+                                                  &ip) == VK_SUCCESS;
 }
 
 void check_image_support(const Adapter& a, const HostBuffer& h) {
-  const VkFormat f = texel_format(h.dtype).format;
-  auto refuse = [&](const std::string& why) {
-    throw Unsupported(cat("vulkan: tensor ", h.name, " as ", layout_name(h.phys.layout), " needs a 3-D storage image of ",
+  const TexelFormat tf = texel_format(h.dtype);
+  const VkFormat f = tf.format;
+  // `capability`: "" where the format is there but the image is too large for it.
+  auto refuse = [&](const std::string& why, const char* capability = "") {
+    throw Unsupported(capability, cat("vulkan: tensor ", h.name, " as ", layout_name(h.phys.layout), " needs a 3-D storage image of ",
                           h.phys.extent[0], "x", h.phys.extent[1], "x", h.phys.extent[2], " texels in ", format_name(f),
                           "; ", a.props.deviceName, " ", why));
   };
@@ -46,11 +65,12 @@ void check_image_support(const Adapter& a, const HostBuffer& h) {
   const VkFormatFeatureFlags need =
       VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT | VK_FORMAT_FEATURE_TRANSFER_SRC_BIT | VK_FORMAT_FEATURE_TRANSFER_DST_BIT;
   if ((fp.optimalTilingFeatures & need) != need)
-    refuse("does not support that format for storage images (VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT with transfers)");
+    refuse("does not support that format for storage images (VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT with transfers)",
+           tf.capability);
   VkImageFormatProperties ip{};
   VkResult r = vkGetPhysicalDeviceImageFormatProperties(a.handle, f, VK_IMAGE_TYPE_3D, VK_IMAGE_TILING_OPTIMAL, kUsage,
                                                         0, &ip);
-  if (r == VK_ERROR_FORMAT_NOT_SUPPORTED) refuse("does not support 3-D storage images of that format");
+  if (r == VK_ERROR_FORMAT_NOT_SUPPORTED) refuse("does not support 3-D storage images of that format", tf.capability);
   check(r, "vkGetPhysicalDeviceImageFormatProperties");
   const uint32_t max[3] = {ip.maxExtent.width, ip.maxExtent.height, ip.maxExtent.depth};
   for (int axis = 0; axis < 3; ++axis)

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "gpu/gpu_backend.h"
 #include "gpu/vulkan/context.h"
@@ -17,9 +18,14 @@ struct TexelFormat {
   VkFormat format = VK_FORMAT_UNDEFINED;
   const char* glsl = "";
   bool integer = false;  // read as uimage3D
+  const char* capability = "";  // the DeviceInfo word, WebGPU's format name: "texture3d:rgba32float"
 };
 // Throws Unsupported for a dtype no texture format holds (int8 tensors use packed int8 buffers).
 TexelFormat texel_format(DType t);
+// The texel formats of the dtypes that have one, for info().
+const std::vector<TexelFormat>& texel_formats();
+// Whether the device makes 3-D storage images of `f` that transfers copy to and from.
+bool storage_image_3d(const Adapter& adapter, VkFormat f);
 
 // Throws Unsupported naming the format and the number that does not fit when the device cannot
 // hold `h` as a 3-D storage image that transfers copy to and from.

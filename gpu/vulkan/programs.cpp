@@ -31,7 +31,7 @@ std::string dtype_defines(DType t) {
     case DType::i32: return defs("int", "ivec4", 0, "float(x)", "vec4(x)", "int(x)", "ivec4(x)");
     case DType::f64: break;
   }
-  throw Unsupported(cat("vulkan: no kernels for case dtype ", dtype_name(t)));
+  throw Unsupported("", cat("vulkan: no kernels for case dtype ", dtype_name(t)));
 }
 
 const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_of) {

@@ -256,7 +256,7 @@ void Submission::read_back(std::vector<HostBuffer>& host) const {
 VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps) {
   const Adapter& a = dev_.adapter;
   if (!a.timestamp_bits)
-    throw Unsupported(cat("vulkan: ", a.props.deviceName, "'s compute queue has no timestamps (timestampValidBits = 0)"));
+    throw Unsupported("", cat("vulkan: ", a.props.deviceName, "'s compute queue has no timestamps (timestampValidBits = 0)"));
   if (queries_ && query_capacity_ < 2 * reps) {
     dev_.fn.vkDestroyQueryPool(dev_.handle, queries_, nullptr);
     queries_ = VK_NULL_HANDLE;

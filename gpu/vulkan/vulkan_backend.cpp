@@ -191,14 +191,14 @@ struct VulkanBackend::State {
     const vk::Program& prog = programs.get(d, dtype, form_of);
     const vk::Reflection& r = prog.reflection;
     for (uint32_t cap : r.capabilities)
-      if (std::string why = adapter.missing_for(cap); !why.empty())
-        throw Unsupported(cat("vulkan: kernel ", prog.file, " ", why));
+      if (std::string word, why = adapter.missing_for(cap, &word); !why.empty())
+        throw Unsupported(word, cat("vulkan: kernel ", prog.file, " ", why));
     const uint32_t shared_max = adapter.props.limits.maxComputeSharedMemorySize;
     if (r.shared_bytes > shared_max)  // NVIDIA loses the device instead of refusing the pipeline
-      throw Unsupported(cat("vulkan: kernel ", prog.file, " declares ", r.shared_bytes, " bytes of shared memory; ",
+      throw Unsupported("", cat("vulkan: kernel ", prog.file, " declares ", r.shared_bytes, " bytes of shared memory; ",
                             adapter.props.deviceName, " allows ", shared_max, " (maxComputeSharedMemorySize)"));
     if (r.push_size > adapter.props.limits.maxPushConstantsSize)
-      throw Unsupported(cat("vulkan: kernel ", prog.file, " has ", r.push_size, " bytes of push constants; ",
+      throw Unsupported("", cat("vulkan: kernel ", prog.file, " has ", r.push_size, " bytes of push constants; ",
                             adapter.props.deviceName, " allows ", adapter.props.limits.maxPushConstantsSize));
     vk::Step st;
     st.kernel = d.kernel;
@@ -516,6 +516,10 @@ DeviceInfo VulkanBackend::info() const {
   add(true, cat("max-storage-buffer=", lim.max_buffer_bytes));
   add(true, cat("max-image-3d=", lim.max_image_3d));
   add(lim.bf16, "bfloat16");
+  add(f.float64, "shader-f64");
+  add(f.int64, "int64");
+  add(lim.subgroup != 0, "subgroups");  // kernels may shuffle within subgroups (DeviceLimits::subgroup)
+  for (const vk::TexelFormat& t : vk::texel_formats()) add(vk::storage_image_3d(a, t.format), t.capability);
   add(s_->instance->validation(), "validation");
   // bench --kernel-stats: the driver's own account of each compiled kernel.
   add(f.exec_stats, "kernel-statistics");

@@ -267,7 +267,7 @@ std::shared_ptr<const WebGpuBackend::Program> WebGpuBackend::program(const Dispa
     try {
       e = webgpu::expand(source, decls, forms);
     } catch (const std::invalid_argument& ex) {
-      throw Unsupported(cat("webgpu: kernel ", kernel.file, ": ", ex.what()));
+      throw Unsupported("", cat("webgpu: kernel ", kernel.file, ": ", ex.what()));
     }
     pre += webgpu::accessor_library(f16) + e.functions;
     p.code = pre + e.kernel;
@@ -424,6 +424,7 @@ void WebGpuBackend::start(size_t i) {
   info_.capabilities.clear();
   for (const char* feat : {"shader-f16", "subgroups"})
     if (has(feat)) info_.capabilities.push_back(feat);
+  if (limits_.bf16) info_.capabilities.push_back("bfloat16");
   if (a.contains("subgroupMinSize"))
     info_.capabilities.push_back(cat("subgroup-size=", a.value("subgroupMinSize", 0), "..", a.value("subgroupMaxSize", 0)));
   // int8 kernels' packed dot product: used, offered but turned off (WebGpuOptions::int_dot), or absent.
@@ -450,7 +451,7 @@ void WebGpuBackend::start(size_t i) {
 Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
                           const TimingBudget* timing, std::vector<std::pair<size_t, std::string>>& snapshots) {
   if (dtype == DType::f16 && !limits_.f16)
-    throw Unsupported("webgpu: the adapter does not offer shader-f16, which float16 kernels need");
+    throw Unsupported("shader-f16", "webgpu: the adapter does not offer shader-f16, which float16 kernels need");
 
   std::optional<Phase> building(std::in_place, "webgpu: request (header, spans)");
   Blob blob;
@@ -474,11 +475,11 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
     try {
       format = webgpu::texture_format(b.dtype, &texel);
     } catch (const std::invalid_argument& e) {
-      throw Unsupported(cat("webgpu: tensor ", b.name, " as ", layout_name(b.phys.layout), ": ", e.what()));
+      throw Unsupported("", cat("webgpu: tensor ", b.name, " as ", layout_name(b.phys.layout), ": ", e.what()));
     }
     auto f = formats_.find(format);
     if (f == formats_.end() || !f->second.empty())
-      throw Unsupported(cat("webgpu: tensor ", b.name, " as ", layout_name(b.phys.layout), " needs a 3-D ", format,
+      throw Unsupported(cat("texture3d:", format), cat("webgpu: tensor ", b.name, " as ", layout_name(b.phys.layout), " needs a 3-D ", format,
                             " texture (sampled and write-only storage), which Dawn refuses here: ",
                             f == formats_.end() ? "not probed" : f->second));
     head["buffers"].push_back({{"size", b.bytes.size()},
@@ -495,7 +496,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
   for (const HostBuffer& b : buffers)
     if (b.read_back || b.snapshot) staging += result_size(b) * (b.snapshot ? 2 : 1);
   if (staging > max_buffer_size_)
-    throw Unsupported(cat("webgpu: reading this case back needs a ", staging, "-byte staging buffer (image rows are ",
+    throw Unsupported("", cat("webgpu: reading this case back needs a ", staging, "-byte staging buffer (image rows are ",
                           "256-byte aligned), over the device's maxBufferSize (", max_buffer_size_, ")"));
 
   std::map<std::string, webgpu::TensorForm> tensor_forms;
