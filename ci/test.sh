@@ -9,6 +9,8 @@ export TS_BACKENDS=${TS_BACKENDS:-vulkan,webgpu}
 bash ci/setup.sh
 bash ci/build.sh build
 (cd build && ctest --output-on-failure -j "${TS_JOBS:-2}" --timeout 600)
+# A part of the default sweep, cold, idle and beside two CPU-bound processes: same verdicts, no ERROR.
+bash ci/load_test.sh build
 # The golden reader under libFuzzer for a bounded time, seeded with the committed goldens.
 bash fuzz/run.sh "${TS_FUZZ_SECONDS:-20}"
 if [ "${TS_SKIP_SANITIZE:-0}" != 1 ]; then

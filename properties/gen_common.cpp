@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 #include "core/layout.h"
 #include "core/rng.h"
@@ -30,6 +31,8 @@ std::string storage(const OpDef& op, const Fits& fits) {
         }))
       textures.push_back(l);
   if (textures.empty()) return "buffer";
+  std::vector<std::string> any_layouts = {"buffer"};
+  any_layouts.insert(any_layouts.end(), textures.begin(), textures.end());
 
   Storage s;
   // element(), unlike inRange(), does not scale with RapidCheck's size: the sweep's first (small)
@@ -37,25 +40,37 @@ std::string storage(const OpDef& op, const Fits& fits) {
   const int mode = *rc::gen::element(0, 1, 2);
   if (mode == 1) s.fallback = *rc::gen::elementOf(textures);
   if (mode == 2) {
-    // One of kMixedStorages fixed mixed storages of this operator, not a fresh combination per case:
-    // a backend builds one program per combination of its tensors' layouts (gpu/ACCESSORS.md), so
-    // the number of combinations, not the cases, sets what layouts cost a sweep. Each is a default
-    // (buffer or a texture) and one to three tensors in another declared layout, drawn from a
-    // stream keyed by the operator and the index.
-    std::vector<uint64_t> indices(kMixedStorages);
+    // One of kMixedPatterns fixed patterns of this operator, not a fresh combination per case: a
+    // backend compiles one program per pattern of storage kinds (which tensors are textures, which
+    // buffers; gpu/ACCESSORS.md), so the patterns, not the cases, set what layouts cost a cold
+    // sweep. A pattern is a default kind and one to three tensors of the other kind, drawn from a
+    // stream keyed by the operator and the index. Within it each case draws every layout of a
+    // kind freely (the texture packings, the int8 packings): those are read at run time.
+    std::vector<uint64_t> indices(kMixedPatterns);
     std::iota(indices.begin(), indices.end(), 0);
     const uint64_t index = *rc::gen::elementOf(indices);
     uint64_t r = splitmix64(fnv1a64(op.name) ^ (index + 1));
     auto next = [&](size_t n) { return size_t((r = splitmix64(r)) % n); };
-    std::vector<std::string> any = {"buffer"};
-    any.insert(any.end(), textures.begin(), textures.end());
-    s.fallback = any[next(any.size())];
-    for (size_t k = 0, n = 1 + next(3); k < n; ++k) {
-      const std::string& t = tensors[next(tensors.size())];
-      std::vector<std::string> other;
+    auto kind_of = [](const std::string& l) { return is_texture(layout_from_name(l)); };
+    const bool default_texture = std::any_of(textures.begin(), textures.end(), kind_of) && next(2) == 1;
+    std::set<std::string> flipped;
+    for (size_t k = 0, n = 1 + next(3); k < n; ++k) flipped.insert(tensors[next(tensors.size())]);
+    // A layout of kind `texture` for tensor t, or of any kind where it declares none of that one.
+    auto draw = [&](const std::string& t, bool texture) {
+      std::vector<std::string> of_kind;
       for (auto& l : declared[t])
-        if (l != s.fallback) other.push_back(l);
-      if (!other.empty()) s.overrides[t] = other[next(other.size())];
+        if (kind_of(l) == texture) of_kind.push_back(l);
+      return *rc::gen::elementOf(of_kind.empty() ? declared[t] : of_kind);
+    };
+    std::vector<std::string> defaults;
+    for (auto& l : any_layouts)
+      if (kind_of(l) == default_texture) defaults.push_back(l);
+    s.fallback = *rc::gen::elementOf(defaults);
+    for (auto& t : tensors) {
+      const bool texture = flipped.count(t) ? !default_texture : default_texture;
+      // Tensors of the default's kind mostly keep the default layout, sometimes another of its kind.
+      if (!flipped.count(t) && *rc::gen::element(0, 1, 2) != 2) continue;
+      if (std::string l = draw(t, texture); l != s.fallback) s.overrides[t] = l;
     }
   }
   // A tensor that cannot take its layout here (not declared, or a texture too large for this

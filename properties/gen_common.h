@@ -65,9 +65,9 @@ bool texture_fits(const Shape& s, DType t, const std::string& layout);
 // given, can refuse a texture for a tensor too large for one (the tensor then takes another).
 // Mixed layouts are common, not rare: a third of the cases keep every tensor a buffer, a third
 // give every tensor one texture layout (tensors that cannot take it are overridden), and a third
-// take one of kMixedStorages mixed storages of the operator (a default, one to three tensors
-// overridden).
-constexpr uint64_t kMixedStorages = 16;
+// take one of kMixedPatterns mixed patterns of the operator (a default kind, one to three tensors
+// of the other kind), each layout within its kind drawn per case.
+constexpr uint64_t kMixedPatterns = 4;
 using Fits = std::function<bool(const std::string& tensor, const std::string& layout)>;
 std::string storage(const OpDef& op, const Fits& fits = {});
 
