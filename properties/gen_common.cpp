@@ -74,14 +74,20 @@ std::string storage(const OpDef& op, const Fits& fits) {
     }
   }
   // A tensor that cannot take its layout here (not declared, or a texture too large for this
-  // case's shape) takes the first declared layout that it can: a buffer for every operator so far.
+  // case's shape) takes the first declared layout of the same kind that it can (another texture
+  // packing: the pattern of kinds, and so the program, stays one the sweep compiles anyway), else
+  // the first declared layout that it can: a buffer for every operator so far.
   for (auto& t : tensors) {
     auto ok = [&](const std::string& l) {
       return std::find(declared[t].begin(), declared[t].end(), l) != declared[t].end() &&
              (l == "buffer" || !fits || fits(t, l));
     };
-    if (ok(s.of(t))) continue;
-    auto first = std::find_if(declared[t].begin(), declared[t].end(), ok);
+    const std::string want = s.of(t);
+    if (ok(want)) continue;
+    const bool texture = is_texture(layout_from_name(want));
+    auto same = std::find_if(declared[t].begin(), declared[t].end(),
+                             [&](const std::string& l) { return ok(l) && is_texture(layout_from_name(l)) == texture; });
+    auto first = same != declared[t].end() ? same : std::find_if(declared[t].begin(), declared[t].end(), ok);
     s.overrides[t] = first != declared[t].end() ? *first : declared[t].front();
   }
   return s.text();
