@@ -63,8 +63,8 @@ bool texture_fits(const Shape& s, DType t, const std::string& layout);
 // The storage part of a case id for `op`, in canonical form (Storage::text: the default layout,
 // then `;tensor=layout` for each tensor stored otherwise, in name order). Every tensor takes a layout its OpDef::layouts declares; `fits(tensor, layout)`, when
 // given, can refuse a texture for a tensor too large for one (the tensor then takes another).
-// Mixed layouts are common, not rare: a third of the cases keep every tensor a buffer, a third
-// give every tensor one texture layout (tensors that cannot take it are overridden), and a third
+// Mixed layouts are common, not rare: a quarter of the cases keep every tensor a buffer, a quarter
+// give every tensor one texture layout (tensors that cannot take it are overridden), and half
 // take one of kMixedPatterns mixed patterns of the operator (a default kind, one to three tensors
 // of the other kind), each layout within its kind drawn per case.
 constexpr uint64_t kMixedPatterns = 4;
