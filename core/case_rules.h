@@ -23,7 +23,7 @@ void check_storage(const OpDef& op, std::string_view storage);
 // stay far from memory exhaustion. Larger cases are refused before anything is allocated.
 constexpr uint64_t kMaxCaseBytes = uint64_t(2) << 30;
 
-// Bytes of the tensors op.buffers() declares for a valid problem, with computed float outputs
+// Bytes of the outputs op.buffers() declares for a valid problem (scratch, device-only, aside), with computed float outputs
 // counted as the reference's float64: the reference's memory, estimated before it runs.
 uint64_t declared_output_bytes(const OpDef& op, const Problem& p);
 

@@ -212,6 +212,8 @@ std::vector<std::pair<size_t, size_t>> HostBuffer::uploads() const {
   return out;
 }
 
+static_assert(kLayoutMeta >= kMetaBinding, "layout entries follow every binding's dims");
+
 std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound) {
   std::vector<uint32_t> meta;
   for (auto& [binding, b] : bound) {
@@ -225,7 +227,9 @@ std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const 
     meta[4 * binding + 2] = uint32_t(d.c);
     meta[4 * binding + 3] = uint32_t(d.n);
   }
-  if (meta.empty()) meta.resize(4, 0);
+  if (bound.empty()) return std::vector<uint32_t>(4, 0);
+  meta.resize(4 * size_t(kLayoutMeta + kMetaBinding), 0);
+  for (auto& [binding, b] : bound) meta[4 * size_t(kLayoutMeta + binding)] = uint32_t(b->phys.layout);
   return meta;
 }
 

@@ -191,8 +191,12 @@ class GpuBackend : public Backend {
 };
 
 // The accessors' view of every tensor bound through TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md): entry b
-// is {W, H, C, N} of the tensor at binding b (zero where no such tensor), one buffer per dispatch.
+// is {W, H, C, N} of the tensor at binding b (zero where no such tensor), and entry kLayoutMeta + b
+// is {layout, 0, 0, 0} (core/layout.h's Layout): a texture's packing and an int8 tensor's layout are
+// read at run time in both languages, so one program serves every layout of a storage kind. One
+// buffer per dispatch.
 constexpr uint32_t kMetaBinding = 16;  // where ts_meta binds
+constexpr uint32_t kLayoutMeta = 16;   // the first layout entry
 std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound);
 
 constexpr uint8_t kGuardByte = 0xA5;

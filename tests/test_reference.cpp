@@ -142,7 +142,13 @@ TEST(Reference, RopeMatrixSeedShapeIsAMatmul) {
 TEST(Reference, EdgeCasesNameListedRules) {
   for (const OpDef* op : all_ops())
     for (const Case& c : op->edge_cases(DType::f32)) {
-      Expected e = prepare(c);
+      Expected e;
+      try {
+        e = prepare(c);
+      } catch (const std::exception& x) {
+        ADD_FAILURE() << c.id() << ": " << x.what();
+        continue;
+      }
       ASSERT_TRUE(e.error.empty()) << c.id() << ": " << e.error;
       if (!e.violation) continue;
       bool listed = false;

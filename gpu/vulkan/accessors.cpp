@@ -11,7 +11,6 @@
 
 namespace ts::vk {
 
-static_assert(kLayoutMeta >= kMetaBinding, "layout entries follow every binding's dims");
 
 namespace {
 

@@ -25,9 +25,6 @@
 
 namespace ts::vk {
 
-// ts_meta's entries past accessor_meta()'s: entry kLayoutMeta + b = (layout, 0, 0, 0) of the tensor
-// at binding b, the layout as core/layout.h's enum Layout (the preamble's TS_BUFFER, TS_TEXTURE3D_*).
-constexpr uint32_t kLayoutMeta = 16;
 
 struct AccessorDecl {
   std::string name;  // as written: the functions' prefix, and (less one trailing '_') the tensor bound

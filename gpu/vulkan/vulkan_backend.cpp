@@ -181,7 +181,7 @@ struct VulkanBackend::State {
 
   // A step's bindings and push constants; `meta` receives ts_meta's contents when the kernel declares
   // tensors through TS_INPUT / TS_OUTPUT (it binds at kMetaBinding, appended by run()): the dims of
-  // accessor_meta() and, from entry kLayoutMeta, each tensor's layout (gpu/vulkan/accessors.h).
+  // accessor_meta(): the dims and each tensor's layout (gpu/gpu_backend.h).
   vk::Step prepare(vk::Gpu& gpu, const Dispatch& d, const std::vector<HostBuffer>& buffers, DType dtype, uint32_t wg,
                    std::vector<uint32_t>& meta) {
     auto form_of = [&](const vk::AccessorDecl& a, const std::string& file) {
@@ -226,8 +226,6 @@ struct VulkanBackend::State {
       declared.push_back({a.binding, &buffers[find_tensor(prog.file, buffers, bound_tensor(d, a.name), declared_at(a))]});
     if (!prog.accessors.empty()) {
       meta = accessor_meta(declared);
-      meta.resize(4 * (vk::kLayoutMeta + kMetaBinding), 0);
-      for (auto [binding, h] : declared) meta[4 * (vk::kLayoutMeta + binding)] = uint32_t(h->phys.layout);
     }
     st.push.resize(r.push_size);
     for (const vk::PushMember& m : r.push) {

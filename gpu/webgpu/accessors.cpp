@@ -201,9 +201,10 @@ fn ts_f16_texel(v: vec4<f32>) -> vec4<f32> {
 )";
 
 // Replaces every "@" in a template: "@N" the accessor prefix, "@V" the resource, "@B" the binding,
-// "@L" the layout code, "@T" the storage element type (or texel conversion), "@R" the rounding of a
+// "@L" the tensor's layout code, read from ts_meta at run time (gpu/gpu_backend.h: one program
+// serves every texture packing, every int8 layout), "@T" the storage element type (or texel conversion), "@R" the rounding of a
 // stored texel to the dtype.
-std::string fill(std::string t, const std::string& prefix, const std::string& var, uint32_t binding, uint32_t code,
+std::string fill(std::string t, const std::string& prefix, const std::string& var, uint32_t binding,
                  const std::string& elem, const std::string& round) {
   std::string out;
   for (size_t i = 0; i < t.size(); ++i) {
@@ -215,7 +216,7 @@ std::string fill(std::string t, const std::string& prefix, const std::string& va
       case 'N': out += prefix; break;
       case 'V': out += var; break;
       case 'B': out += std::to_string(binding); break;
-      case 'L': out += cat(code, "u"); break;
+      case 'L': out += cat("ts_meta[", kLayoutMeta + binding, "u].x"); break;
       case 'T': out += elem; break;
       case 'R': out += round; break;
       default: out += '@', out += t[i];
@@ -282,13 +283,12 @@ constexpr const char* kTextureIn = R"(fn @N_at(i: u32) -> f32 { let c = ts_locat
 fn @N_texel(t: u32) -> vec4<f32> { return @T(textureLoad(@V, ts_coord(@L, ts_meta[@B], t), 0)); }
 )";
 // Width-packed with W % 4 == 0: 4 elements from a multiple of 4 are one texel.
-constexpr const char* kTextureAt4W = R"(fn @N_at4(i: u32) -> vec4<f32> {
+// One texel load where the four elements are one texel (texture3d_w, W % 4 == 0, i % 4 == 0).
+constexpr const char* kTextureAt4 = R"(fn @N_at4(i: u32) -> vec4<f32> {
   let d = ts_meta[@B];
-  if (d.x % 4u == 0u && i % 4u == 0u) { return @T(textureLoad(@V, ts_locate(1u, d, i).xyz, 0)); }
+  if (@L == 1u && d.x % 4u == 0u && i % 4u == 0u) { return @T(textureLoad(@V, ts_locate(1u, d, i).xyz, 0)); }
   return vec4<f32>(@N_at(i), @N_at(i + 1u), @N_at(i + 2u), @N_at(i + 3u));
 }
-)";
-constexpr const char* kTextureAt4 = R"(fn @N_at4(i: u32) -> vec4<f32> { return vec4<f32>(@N_at(i), @N_at(i + 1u), @N_at(i + 2u), @N_at(i + 3u)); }
 )";
 // Padding lanes are stored as zero; the texel is written whole.
 constexpr const char* kTextureOut = R"(fn @N_store_texel(t: u32, v: vec4<f32>) { textureStore(@V, ts_coord(@L, ts_meta[@B], t), @T(@R(v))); }
@@ -409,14 +409,14 @@ Expansion expand(std::string_view source, const std::vector<TensorDecl>& decls, 
     const TensorForm& f = forms.at(k);
     check_form(f, d.name);
     const std::string prefix = accessor_prefix(d.name);
-    const uint32_t code = layout_code(f.layout);
+    layout_code(f.layout);  // throws for a layout without WGSL accessors
     const bool bf16 = f.dtype == DType::bf16;
     const std::string scalar = f.dtype == DType::f16 ? "f16" : "f32";
     const std::string round = f.dtype != DType::f16 ? "vec4<f32>"
                               : f.layout == Layout::buffer ? "ts_f16_buffer_texel"
                                                            : "ts_f16_texel";
     auto add = [&](const char* tmpl, const std::string& elem = "") {
-      e.functions += fill(tmpl, prefix, d.name, d.binding, code, elem, round);
+      e.functions += fill(tmpl, prefix, d.name, d.binding, elem, round);
     };
     add(kCommon);
     // A compile-time constant: a kernel may branch on it to a path with no index arithmetic (texel
@@ -440,7 +440,7 @@ Expansion expand(std::string_view source, const std::vector<TensorDecl>& decls, 
       resource = cat("var ", d.name, " : texture_3d<", bf16 ? "u32" : "f32", ">;");
       const std::string load = bf16 ? "ts_bf16_texel_f32" : "vec4<f32>";
       add(kTextureIn, load);
-      add(f.layout == Layout::texture3d_w ? kTextureAt4W : kTextureAt4, load);
+      add(kTextureAt4, load);
     }
     replacement[k] = cat("@group(0) @binding(", d.binding, ") ", resource);
   }
