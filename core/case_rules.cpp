@@ -117,6 +117,25 @@ void check_storage(const OpDef& op, std::string_view storage) {
   }
 }
 
+namespace {
+
+uint64_t input_bytes(const Problem& p) {
+  uint64_t inputs = 0;
+  for (auto& [_, t] : p.inputs)
+    if (__builtin_add_overflow(inputs, checked_bytes(t.shape, dtype_size(t.dtype)), &inputs))
+      throw CaseTooLarge("case size overflows");
+  return inputs;
+}
+
+void check_size(uint64_t inputs, uint64_t outputs, uint64_t max_bytes) {
+  if (inputs > max_bytes || outputs > max_bytes - inputs)
+    throw CaseTooLarge(cat("case needs ", inputs, " bytes of inputs and ", outputs,
+                           " of reference outputs, more than the limit of ", max_bytes,
+                           " (kMaxCaseBytes in core/case_rules.h); refused before anything was built"));
+}
+
+}  // namespace
+
 void check_case_size(const OpDef& op, const Case& c, uint64_t max_bytes) {
   Problem p;
   {
@@ -129,22 +148,14 @@ void check_case_size(const OpDef& op, const Case& c, uint64_t max_bytes) {
       return;  // building it fails the same way in prepare(), as an ERROR
     }
   }
-  check_case_size(op, p, max_bytes);
+  // Its inputs only: op.buffers() is defined for valid problems alone (an invalid one may divide by
+  // a zero dimension), and validating needs the inputs' values. prepare() charges the outputs from
+  // the declaration once the built problem is valid, still before the reference allocates them.
+  check_size(input_bytes(p), 0, max_bytes);
 }
 
 void check_case_size(const OpDef& op, const Problem& p, uint64_t max_bytes) {
-  uint64_t inputs = 0, outputs = 0;
-  for (auto& [_, t] : p.inputs)
-    if (__builtin_add_overflow(inputs, checked_bytes(t.shape, dtype_size(t.dtype)), &inputs))
-      throw CaseTooLarge("case size overflows");
-  try {
-    outputs = declared_output_bytes(op, p);
-  } catch (const std::exception&) {  // buffers() is defined for valid shapes only
-  }
-  if (inputs > max_bytes || outputs > max_bytes - inputs)
-    throw CaseTooLarge(cat("case needs ", inputs, " bytes of inputs and ", outputs,
-                           " of reference outputs and scratch, more than the limit of ", max_bytes,
-                           " (kMaxCaseBytes in core/case_rules.h); refused before anything was built"));
+  check_size(input_bytes(p), declared_output_bytes(op, p), max_bytes);
 }
 
 uint64_t declared_output_bytes(const OpDef& op, const Problem& p) {

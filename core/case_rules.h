@@ -27,13 +27,12 @@ constexpr uint64_t kMaxCaseBytes = uint64_t(2) << 30;
 // counted as the reference's float64: the reference's memory, estimated before it runs.
 uint64_t declared_output_bytes(const OpDef& op, const Problem& p);
 
-// The one size check of a case, computed from shapes and params before anything is built or
-// computed: its inputs' bytes and, where op.buffers() can size them, declared_output_bytes. The
-// Case form runs op.make() under AllocationLimit::Mode::shapes_only (nothing allocated or filled);
-// the Problem form sizes a problem read from a file, before its reference runs. Throws CaseTooLarge
-// naming the bytes and `max_bytes` when they pass it. A problem is sized as if valid (an invalid one
-// is never computed, but its outputs would be as large); where its shapes make buffers() throw,
-// only its inputs count.
+// The size check of a case, computed from shapes and params before anything is built or computed.
+// The Case form runs op.make() under AllocationLimit::Mode::shapes_only (nothing allocated or
+// filled) and sizes its inputs; prepare() then charges the declared outputs of the built problem,
+// once it is valid, before the reference allocates them (op.buffers() is defined for valid problems
+// only). The Problem form sizes a valid problem read from a file, inputs and declared outputs,
+// before its reference runs. Throws CaseTooLarge naming the bytes and `max_bytes` past it.
 void check_case_size(const OpDef& op, const Case& c, uint64_t max_bytes = kMaxCaseBytes);
 void check_case_size(const OpDef& op, const Problem& p, uint64_t max_bytes = kMaxCaseBytes);
 
