@@ -148,10 +148,11 @@ void check_case_size(const OpDef& op, const Case& c, uint64_t max_bytes) {
       return;  // building it fails the same way in prepare(), as an ERROR
     }
   }
-  // Its inputs only: op.buffers() is defined for valid problems alone (an invalid one may divide by
-  // a zero dimension), and validating needs the inputs' values. prepare() charges the outputs from
-  // the declaration once the built problem is valid, still before the reference allocates them.
-  check_size(input_bytes(p), 0, max_bytes);
+  // The declared outputs too where the problem is valid with its values read as zeros: op.buffers()
+  // is defined for valid problems alone (an invalid one may divide by a zero dimension). A rule on
+  // values (a zero scale) leaves the outputs to prepare(), which charges them once the built problem
+  // is valid, still before the reference allocates them.
+  check_size(input_bytes(p), op.validate(p) ? 0 : declared_output_bytes(op, p), max_bytes);
 }
 
 void check_case_size(const OpDef& op, const Problem& p, uint64_t max_bytes) {

@@ -29,9 +29,9 @@ uint64_t declared_output_bytes(const OpDef& op, const Problem& p);
 
 // The size check of a case, computed from shapes and params before anything is built or computed.
 // The Case form runs op.make() under AllocationLimit::Mode::shapes_only (nothing allocated or
-// filled) and sizes its inputs; prepare() then charges the declared outputs of the built problem,
-// once it is valid, before the reference allocates them (op.buffers() is defined for valid problems
-// only). The Problem form sizes a valid problem read from a file, inputs and declared outputs,
+// filled) and sizes its inputs, and its declared outputs where that problem is valid with values
+// read as zeros (op.buffers() is defined for valid problems only); prepare() charges the declared
+// outputs of the built problem again, once it is valid, before the reference allocates them. The Problem form sizes a valid problem read from a file, inputs and declared outputs,
 // before its reference runs. Throws CaseTooLarge naming the bytes and `max_bytes` past it.
 void check_case_size(const OpDef& op, const Case& c, uint64_t max_bytes = kMaxCaseBytes);
 void check_case_size(const OpDef& op, const Problem& p, uint64_t max_bytes = kMaxCaseBytes);

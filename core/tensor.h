@@ -20,7 +20,7 @@ uint64_t checked_bytes(const Shape& s, uint64_t elem_size);
 // While one is alive (on this thread), every Tensor(dtype, shape) counts its bytes against `limit`
 // and throws CaseTooLarge, before allocating, when the total would pass it.
 // In Mode::shapes_only a Tensor(dtype, shape) is counted the same way but allocates nothing: it has
-// its shape and no bytes, and set() on it does nothing. An operator's make() run under it gives a
+// its shape and no bytes: set() on it does nothing and get() reads 0. An operator's make() run under it gives a
 // case's shapes and params, so its size is known before anything is built (check_case_size,
 // core/case_rules.h); fills of input data skip their loops then (shapes_only()).
 class AllocationLimit {
