@@ -790,7 +790,7 @@ Exit bash(const std::string& script, const std::vector<std::string>& env = {}) {
   return spawn({"/bin/bash", "-c", script}, env);
 }
 
-// Issue 26: `--junit /dev/full` (or a full disk) ended with exit 0 and no report. A device is
+// `--junit /dev/full` (or a full disk) must not end with exit 0 and no report. A device is
 // refused before the run; a report that cannot be written whole (here a file-size limit, EFBIG)
 // fails the run with exit 2 naming the report and the reason, leaves no temporary behind, and
 // leaves JUnit's and JSON's INCOMPLETE placeholder, never a report that looks current.

@@ -1,4 +1,4 @@
-// merge as the gate of a sharded CI run (issue 26): it recomputes every tally and the exit status
+// merge as the gate of a sharded CI run: it recomputes every tally and the exit status
 // from the shards' cases, requires each shard to hold exactly the cases its sweep runs there, and
 // reads its inputs within the golden reader's limits. Each test edits real shard reports the way a
 // broken or hostile CI step could, and needs the merge to fail (exit 1) or refuse (exit 2).
@@ -12,6 +12,7 @@
 
 #include "core/contract.h"
 #include "tools/commands.h"
+#include "tests/test_files.h"
 
 namespace ts {
 namespace {
@@ -21,10 +22,7 @@ using nlohmann::json;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), {});
-}
+using test::slurp;
 
 int cli(std::vector<std::string> words, std::string* out = nullptr) {
   words.insert(words.begin(), "touchstone");
@@ -41,9 +39,7 @@ int cli(std::vector<std::string> words, std::string* out = nullptr) {
 class MergeGate : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = (fs::path(::testing::TempDir()) / ("ts_merge_gate_" + std::to_string(::getpid()))).string();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = test::fresh_dir("merge", "gate");
     for (int i = 0; i < 3; ++i) {
       std::string out;
       ASSERT_EQ(cli({"check", "--op", "rope_cis,rope_half", "--dtype", "float32", "--cases", "12", "--seed", "5",

@@ -17,23 +17,15 @@
 #include "tools/report_json.h"
 #include "tools/shell_quote.h"
 #include "tools/xfail.h"
+#include "tests/test_files.h"
 
 namespace ts {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp_dir(const std::string& name) {
-  fs::path d = fs::path(::testing::TempDir()) / ("ts_files_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d.string();
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), {});
-}
+std::string temp_dir(const std::string& name) { return test::fresh_dir("files", name); }
+using test::slurp;
 
 const nlohmann::json kHead = {{"schema", kReportSchema}, {"state", "complete"}, {"seconds", 1}};
 

@@ -34,6 +34,17 @@ Exit touchstone(const std::string& args) {
   return r;
 }
 
+// A Vulkan backend with these budgets (0: the default compile budget).
+std::unique_ptr<Backend> vulkan(uint32_t timeout_ms, uint32_t compile_timeout_ms = 0) {
+  BackendConfig cfg;
+  cfg.timeout_ms = timeout_ms;
+  if (compile_timeout_ms) cfg.compile_timeout_ms = compile_timeout_ms;
+  std::string why;
+  auto b = open_backend("vulkan", cfg, &why);
+  EXPECT_TRUE(b) << why;
+  return b;
+}
+
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -63,11 +74,8 @@ TEST(Timeouts, WebGpuSweepOfTimedOutCasesEndsWithAVerdict) {
 // A pipeline's first dispatch on lavapipe compiles it inside the queue's work: with a kernel
 // timeout of 1 ms that compile alone would time out, but it runs on the compile budget.
 TEST(Timeouts, FirstDispatchCompileRunsOnTheCompileBudget) {
-  BackendConfig cfg;
-  cfg.timeout_ms = 1;
-  std::string why;
-  auto b = open_backend("vulkan", cfg, &why);
-  ASSERT_TRUE(b) << why;
+  auto b = vulkan(1);
+  ASSERT_TRUE(b);
   const CaseResult r = judge(prepare(Case::parse("sdpa/S=3,Hq=4,Hkv=2,D=16,pos=5/float32/buffer/seed=3")), *b);
   EXPECT_EQ(r.outcome, Outcome::pass) << r.detail;
   EXPECT_GE(b->pipelines_new.load(), 1u);
@@ -75,12 +83,8 @@ TEST(Timeouts, FirstDispatchCompileRunsOnTheCompileBudget) {
 
 // Past the compile budget too, the ERROR names the budget rather than blaming the kernel alone.
 TEST(Timeouts, ExceededCompileBudgetIsReportedAsSuch) {
-  BackendConfig cfg;
-  cfg.timeout_ms = 1;
-  cfg.compile_timeout_ms = 1;
-  std::string why;
-  auto b = open_backend("vulkan", cfg, &why);
-  ASSERT_TRUE(b) << why;
+  auto b = vulkan(1, 1);
+  ASSERT_TRUE(b);
   // Large enough that no device compiles and runs it within 2 ms.
   const CaseResult r = judge(prepare(Case::parse("sdpa/S=64,Hq=8,Hkv=2,D=64,pos=200/float32/buffer/seed=3")), *b);
   ASSERT_EQ(r.outcome, Outcome::error) << r.detail;
