@@ -45,18 +45,25 @@ std::string storage(const OpDef& op, const Fits& fits) {
     // One of kMixedPatterns fixed patterns of this operator, not a fresh combination per case: a
     // backend compiles one program per pattern of storage kinds (which tensors are textures, which
     // buffers; gpu/ACCESSORS.md), so the patterns, not the cases, set what layouts cost a cold
-    // sweep. A pattern is a default kind and one to three tensors of the other kind, drawn from a
-    // stream keyed by the operator and the index. Within it each case draws every layout of a
-    // kind freely (the texture packings, the int8 packings): those are read at run time.
+    // sweep. The two patterns flip the same one to three tensors (drawn from a stream keyed by the
+    // operator, among those that declare both kinds): to textures from a buffer default, and to
+    // buffers from a texture default, so each of them meets the other kind in a program both ways.
+    // Within a pattern each case draws every layout of a kind freely (the texture packings, the
+    // int8 packings): those are read at run time.
     std::vector<uint64_t> indices(kMixedPatterns);
     std::iota(indices.begin(), indices.end(), 0);
     const uint64_t index = *rc::gen::elementOf(indices);
-    uint64_t r = splitmix64(fnv1a64(op.name) ^ (index + 1));
+    uint64_t r = splitmix64(fnv1a64(op.name));
     auto next = [&](size_t n) { return size_t((r = splitmix64(r)) % n); };
     auto kind_of = [](const std::string& l) { return is_texture(layout_from_name(l)); };
-    const bool default_texture = std::any_of(textures.begin(), textures.end(), kind_of) && next(2) == 1;
+    const bool default_texture = std::any_of(textures.begin(), textures.end(), kind_of) && index == 1;
+    std::vector<std::string> pool;  // tensors with layouts of both kinds
+    for (auto& t : tensors)
+      if (std::any_of(declared[t].begin(), declared[t].end(), kind_of) && !std::all_of(declared[t].begin(), declared[t].end(), kind_of))
+        pool.push_back(t);
+    if (pool.empty()) pool = tensors;
     std::set<std::string> flipped;
-    for (size_t k = 0, n = 1 + next(3); k < n; ++k) flipped.insert(tensors[next(tensors.size())]);
+    for (size_t k = 0, n = 1 + next(std::clamp<size_t>(pool.size() - 1, 1, 3)); k < n; ++k) flipped.insert(pool[next(pool.size())]);
     // A layout of kind `texture` for tensor t, or of any kind where it declares none of that one.
     auto draw = [&](const std::string& t, bool texture) {
       std::vector<std::string> of_kind;

@@ -11,6 +11,7 @@
 
 #include <spirv_cross/spirv.h>
 
+#include "gpu/vulkan/compiler.h"
 #include "gpu/vulkan/context.h"
 #include "gpu/vulkan/vulkan_backend.h"
 #include "tests/backend_fixture.h"
@@ -314,6 +315,46 @@ TEST_F(VulkanRuntime, CompiledKernelsAreCached) {
   EXPECT_EQ(after.cache_hits, before.cache_hits + kRuns);
   EXPECT_EQ(after.pipelines, before.pipelines);
   std::cout << "[ timing ] one-dispatch case, validation on: " << ms << " ms per run\n";
+}
+
+// Devices that compile at their first dispatch get every loop marked DontUnroll: a hint, so
+// nothing else in the module may change.
+TEST(VulkanCompiler, RolledLoopsChangeOnlyTheLoopControls) {
+  const std::string text = R"(#version 450
+#extension GL_EXT_control_flow_attributes : enable
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) buffer B { float x[]; };
+void main() {
+  float a[4];
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) a[i] = x[i];
+  for (uint i = 0u; i < 4u; ++i) x[i] = a[3u - i];
+  [[dependency_infinite]] for (uint i = 0u; i < 2u; ++i) x[i] += 1.0;
+})";
+  const std::vector<uint32_t> spirv = vk::compile_compute({{"loops.comp", text}}, "loops");
+  const std::vector<uint32_t> rolled = vk::with_loops_rolled(spirv);
+  ASSERT_EQ(rolled.size(), spirv.size());
+  int loops = 0, changed = 0;
+  for (size_t at = 5; at < spirv.size(); at += spirv[at] >> 16) {
+    const bool merge = (spirv[at] & 0xFFFF) == SpvOpLoopMerge;
+    for (size_t w = at; w < at + (spirv[at] >> 16); ++w) {
+      if (merge && w == at + 3) continue;
+      EXPECT_EQ(rolled[w], spirv[w]) << "word " << w;
+    }
+    if (!merge) continue;
+    ++loops;
+    const uint32_t control = rolled[at + 3];
+    EXPECT_EQ(control & SpvLoopControlUnrollMask, 0u) << "loop " << loops;
+    EXPECT_NE(control & SpvLoopControlDontUnrollMask, 0u) << "loop " << loops;
+    EXPECT_EQ(control & SpvLoopControlDependencyInfiniteMask, spirv[at + 3] & SpvLoopControlDependencyInfiniteMask);
+    changed += control != spirv[at + 3];
+  }
+  EXPECT_EQ(loops, 3);
+  EXPECT_EQ(changed, 3);
+  std::vector<uint32_t> broken = spirv;
+  broken[5] &= 0xFFFF;  // an instruction of 0 words
+  EXPECT_THROW(vk::with_loops_rolled(broken), std::runtime_error);
+  broken[5] |= 0xFFFFu << 16;  // past the end
+  EXPECT_THROW(vk::with_loops_rolled(broken), std::runtime_error);
 }
 
 TEST(VulkanDevices, SelectorWithoutMatchListsTheDevices) {

@@ -1,11 +1,14 @@
 #include "gpu/vulkan/pipelines.h"
 
+#include "gpu/vulkan/compiler.h"
+
 #include "core/contract.h"
 #include "core/profile.h"
 
 namespace ts::vk {
 
-Pipelines::Pipelines(const Device& device, bool capture_stats) : dev_(device), capture_stats_(capture_stats) {}
+Pipelines::Pipelines(const Device& device, bool capture_stats, bool roll_loops)
+    : dev_(device), capture_stats_(capture_stats), roll_loops_(roll_loops) {}
 
 // Compile-ahead threads are drained before a device goes (VulkanBackend::State), so every entry left
 // is a made pipeline.
@@ -120,8 +123,10 @@ Pipeline Pipelines::create(const Program& program, uint32_t workgroup_size) cons
 
     Phase ph("vulkan: create pipeline");
     VkShaderModuleCreateInfo module_ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    module_ci.codeSize = program.spirv.size() * sizeof(uint32_t);
-    module_ci.pCode = program.spirv.data();
+    const std::vector<uint32_t> rolled = roll_loops_ ? with_loops_rolled(program.spirv) : std::vector<uint32_t>{};
+    const std::vector<uint32_t>& code = roll_loops_ ? rolled : program.spirv;
+    module_ci.codeSize = code.size() * sizeof(uint32_t);
+    module_ci.pCode = code.data();
     check(dev_.fn.vkCreateShaderModule(dev_.handle, &module_ci, nullptr, &module), "vkCreateShaderModule");
     VkSpecializationMapEntry entry{0, 0, sizeof(uint32_t)};
     VkSpecializationInfo spec{1, &entry, sizeof(uint32_t), &workgroup_size};

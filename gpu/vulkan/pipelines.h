@@ -28,8 +28,9 @@ struct Pipeline {
 class Pipelines {
  public:
   // capture_stats: create pipelines with VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR and keep
-  // Pipeline::stats (the device must offer Features::exec_stats).
-  Pipelines(const Device& device, bool capture_stats);
+  // Pipeline::stats (the device must offer Features::exec_stats). roll_loops: modules go through
+  // with_loops_rolled (compiler.h).
+  Pipelines(const Device& device, bool capture_stats, bool roll_loops);
   ~Pipelines();
   Pipelines(const Pipelines&) = delete;
   Pipelines& operator=(const Pipelines&) = delete;
@@ -53,6 +54,7 @@ class Pipelines {
 
   const Device& dev_;
   const bool capture_stats_;
+  const bool roll_loops_;
   mutable std::mutex mu_;
   std::map<Key, std::shared_future<Pipeline>> pipelines_;  // a failed creation leaves no entry
 };

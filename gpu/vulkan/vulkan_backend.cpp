@@ -27,7 +27,8 @@ namespace vk {
 // device is lost.
 struct Gpu {
   Gpu(const Adapter& a, bool capture_stats)
-      : device(a), buffers(device), images(device), pipelines(device, capture_stats && a.features.exec_stats) {}
+      : device(a), buffers(device), images(device), pipelines(device, capture_stats && a.features.exec_stats,
+                  a.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {}
   Device device;
   BufferPool buffers;
   ImageMemory images;

@@ -71,6 +71,17 @@ function dawnFlags(flags) {
   return out;
 }
 
+// dawn.node settles its promises (mapAsync, popErrorScope, ...) by calling the global setImmediate
+// again and again while one is pending, so a core spins for as long as the device works. A device
+// that compiles at its first dispatch (lavapipe) works for seconds, and on a 2-core runner the spin
+// takes the core the Vulkan backend compiles on. A wait longer than SPIN_MS polls once a
+// millisecond instead; shorter ones (a warm case on a GPU) keep the immediate ticks.
+const SPIN_MS = 2;
+const immediate = globalThis.setImmediate;
+let waitingSince = performance.now();
+globalThis.setImmediate = (fn, ...args) =>
+  performance.now() - waitingSince < SPIN_MS ? immediate(fn, ...args) : setTimeout(fn, 1, ...args);
+
 async function openDevice() {
   const req = createRequire(path.join(modulesDir, 'package.json'));
   let entry;
@@ -522,6 +533,7 @@ async function main() {
   // await from overtaking the one being served.
   let queue = Promise.resolve();
   const serve = async (type, payload) => {
+    waitingSince = performance.now();
     try {
       if (type === FRAME.INFO) send(FRAME.INFO, Buffer.from(JSON.stringify(info), 'utf8'));
       else if (type === FRAME.RUN) {
