@@ -13,6 +13,7 @@
 
 #include "gpu/vulkan/compiler.h"
 #include "gpu/vulkan/context.h"
+#include "gpu/vulkan/roll_loops.h"
 #include "gpu/vulkan/vulkan_backend.h"
 #include "tests/backend_fixture.h"
 

@@ -17,10 +17,4 @@ struct SourcePart {
 // std::runtime_error naming the kernel, with glslang's log, if the source does not compile.
 std::vector<uint32_t> compile_compute(const std::vector<SourcePart>& parts, const std::string& kernel);
 
-// The same module with every loop marked DontUnroll (OpLoopMerge's loop control; a loop that asks
-// for a partial or peel count keeps its control). A hint only: the loops compute the same values.
-// For a device that compiles at its first dispatch (lavapipe): its compile time grows with the
-// unrolled loops of the tuned kernels, several seconds a pipeline on a cold sweep.
-std::vector<uint32_t> with_loops_rolled(std::vector<uint32_t> spirv);
-
 }  // namespace ts::vk

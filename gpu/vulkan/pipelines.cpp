@@ -1,6 +1,6 @@
 #include "gpu/vulkan/pipelines.h"
 
-#include "gpu/vulkan/compiler.h"
+#include "gpu/vulkan/roll_loops.h"
 
 #include "core/contract.h"
 #include "core/profile.h"

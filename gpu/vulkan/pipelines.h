@@ -29,7 +29,7 @@ class Pipelines {
  public:
   // capture_stats: create pipelines with VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR and keep
   // Pipeline::stats (the device must offer Features::exec_stats). roll_loops: modules go through
-  // with_loops_rolled (compiler.h).
+  // with_loops_rolled (roll_loops.h).
   Pipelines(const Device& device, bool capture_stats, bool roll_loops);
   ~Pipelines();
   Pipelines(const Pipelines&) = delete;

@@ -120,7 +120,8 @@ class WebGpuBackend : public GpuBackend {
   }
 
   WebGpuOptions options_;
-  // Worker i's command line: argv_ (node, worker.mjs, the modules dir), then i, then the Dawn flags.
+  // Worker i's command line: argv_ (node, worker.mjs, the modules dir, the layer dir), then i, then
+  // the Dawn flags.
   std::vector<std::string> argv_, flags_;
   // One worker on a CPU device. On a GPU several: Dawn made one device's pipelines one at a time
   // (~0.2 s each on the H100: 15 of 17.5 s of a worker's RUNs went to waiting for them), and a

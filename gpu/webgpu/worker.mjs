@@ -1,6 +1,6 @@
 // Touchstone's WebGPU worker: Dawn (npm `webgpu`) behind length-prefixed binary frames on
 // stdin/stdout, one request at a time. WebGpuBackend (webgpu_backend.cpp) embeds this file and runs
-// it as `node --input-type=module -e <this file> -- <modules dir> <worker index> <toggle or flag>...`;
+// it as `node --input-type=module -e <this file> -- <modules dir> <layer dir> <worker index> <toggle or flag>...`;
 // the frames are described in gpu/webgpu/PROTOCOL.md. Dawn writes warnings to stderr, which the C++
 // side keeps as a tail for error messages, so stdout carries nothing but frames.
 import { createRequire } from 'node:module';
@@ -13,7 +13,16 @@ const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4, PREPARE: 5, TIME: 6, TIMES
 const TIMING_BATCH_MAX = 64;  // timed repetitions per submission
 const PIPELINE_CACHE_MAX = 256;
 
-const [modulesDir, workerIndex, ...userFlags] = process.argv.slice(1);
+const [modulesDir, layerDir, workerIndex, ...userFlags] = process.argv.slice(1);
+
+// VK_LAYER_TOUCHSTONE_roll_loops (gpu/vulkan/roll_loops_layer.cpp): on a CPU device the modules
+// Dawn makes get their loops marked DontUnroll, as the Vulkan backend's own do. The Vulkan loader
+// reads these when Dawn creates its instance, after this.
+if (layerDir) {
+  const add = (name, value) => { process.env[name] = process.env[name] ? `${value}:${process.env[name]}` : value; };
+  add('VK_ADD_LAYER_PATH', layerDir);
+  add('VK_INSTANCE_LAYERS', 'VK_LAYER_TOUCHSTONE_roll_loops');
+}
 
 // The NVIDIA driver keeps compiled pipelines in one on-disk cache per user, and the backend's
 // workers are separate processes that all write it at once: on an H100 that lost entries, and a
