@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -139,6 +141,18 @@ TEST_F(WebGpu, SmallCaseRoundTrip) {
   for (int k = 0; k < n; ++k) ASSERT_EQ(judge(e, backend()).outcome, Outcome::pass);
   std::cout << "[ webgpu   ] small case round trip "
             << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / n << " ms\n";
+}
+
+// The workers run with the roll-loops layer (built beside the test binary, as beside touchstone):
+// on a CPU device it is what keeps a cold sweep's WebGPU compiles to the Vulkan backend's.
+TEST_F(WebGpu, WorkersRunWithTheRollLoopsLayer) {
+  ASSERT_EQ(run_id(backend(), "rope_cis/B=1,N=3,C=8/float32/buffer/seed=9").outcome, Outcome::pass);
+  const pid_t pid = backend().worker_pid();
+  ASSERT_GT(pid, 0);
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  EXPECT_NE(text.find("/libts_roll_loops_layer.so"), std::string::npos) << "the worker did not load the layer";
 }
 
 // The worker is killed between cases: the next case is ERROR, naming the death and the signal (the

@@ -7,6 +7,9 @@ cd "$(dirname "$0")/../.."
 out=gpu-bundle
 rm -rf "$out" && mkdir -p "$out/debs" "$out/lib" "$out/webgpu/node_modules"
 strip -o "$out/touchstone" build/touchstone
+# The Dawn workers' Vulkan layer, found beside touchstone (a pass-through on a GPU).
+strip -o "$out/libts_roll_loops_layer.so" build/libts_roll_loops_layer.so
+cp build/ts_roll_loops_layer.json "$out/"
 # The test binary travels as xz (13 MiB plain would take the bundle past the 64 MiB a run carries);
 # run.sh unpacks it beside touchstone.
 strip -o "$out/touchstone_tests" build/touchstone_tests && xz -T2 -6 "$out/touchstone_tests"
