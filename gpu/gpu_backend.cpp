@@ -140,8 +140,19 @@ namespace {
 // Host images of every buffer: inputs packed into their layouts, outputs and scratch poisoned
 // (buffers inside guard bands; images in every lane, padding included) with the first sentinel,
 // or with the second on a rerun (integer outputs, run() step 6).
+// The guard after a buffer of `padded` bytes: as long as the tensor, so that a store a whole row, tile
+// or head past the end lands in it, not in memory nobody reads (lavapipe and WebGPU drop a store past
+// the binding; a GPU may let it land anywhere); at least kGuardBytes, at most kMaxTrailingGuard, and
+// within what the device limit leaves the binding.
+size_t trailing_guard(size_t padded, uint64_t max_binding_bytes) {
+  constexpr size_t g = GpuBackend::kGuardBytes;
+  const size_t want = std::clamp<size_t>((padded + g - 1) / g * g, g, GpuBackend::kMaxTrailingGuard);
+  const uint64_t room = max_binding_bytes > padded ? (max_binding_bytes - padded) / g * g : 0;
+  return std::max<size_t>(g, std::min<uint64_t>(want, room));
+}
+
 std::vector<HostBuffer> host_buffers(const Problem& p, const std::vector<BufferSpec>& specs,
-                                     const std::map<std::string, Physical>& phys, bool second) {
+                                     const std::map<std::string, Physical>& phys, bool second, uint64_t max_binding_bytes) {
   constexpr size_t kGuardBytes = GpuBackend::kGuardBytes;
   std::vector<HostBuffer> bufs;
   // An output updated in place (init_from == its own name, e.g. a KV cache) replaces its input.
@@ -166,9 +177,10 @@ std::vector<HostBuffer> host_buffers(const Problem& p, const std::vector<BufferS
     }
     const size_t n = ph.bytes;
     const size_t padded = (n + 3) & ~size_t(3);
+    const size_t tail = trailing_guard(padded, max_binding_bytes);
     b.offset = kGuardBytes;
-    b.size = padded + kGuardBytes;
-    const size_t total = kGuardBytes + padded + kGuardBytes;
+    b.size = padded + tail;
+    const size_t total = kGuardBytes + padded + tail;
     // The guard bands and the poison are filled on the device (HostBuffer::fills); only a word
     // shared by the tensor's last bytes and the guard, and an in-place tensor's data, come from here.
     const std::optional<uint32_t> word = poison_word(s.dtype, second);
@@ -181,7 +193,7 @@ std::vector<HostBuffer> host_buffers(const Problem& p, const std::vector<BufferS
       } else {
         fill_poison(b.bytes, kGuardBytes, n, s.dtype, second);
       }
-      b.fills = {{0, kGuardBytes, kGuardWord}, {kGuardBytes + padded, kGuardBytes, kGuardWord}};
+      b.fills = {{0, kGuardBytes, kGuardWord}, {kGuardBytes + padded, tail, kGuardWord}};
       bufs.push_back(std::move(b));
       continue;
     }
@@ -193,7 +205,7 @@ std::vector<HostBuffer> host_buffers(const Problem& p, const std::vector<BufferS
       fill_poison(b.bytes, kGuardBytes + whole, n - whole, s.dtype, second);
       std::memset(b.bytes.data() + kGuardBytes + n, kGuardByte, padded - n);
     }
-    b.fills.push_back({kGuardBytes + padded, kGuardBytes, kGuardWord});
+    b.fills.push_back({kGuardBytes + padded, tail, kGuardWord});
     bufs.push_back(std::move(b));
   }
   return bufs;
@@ -334,7 +346,7 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   const std::map<std::string, Physical>& phys = laid.phys;
 
   // 3. Host images of every buffer.
-  auto host_buffers = [&](bool second) { return ts::host_buffers(p, specs, phys, second); };
+  auto host_buffers = [&](bool second) { return ts::host_buffers(p, specs, phys, second, limits().max_buffer_bytes + kGuardBytes); };
   std::vector<HostBuffer> bufs = [&] {
     Phase ph("gpu: host buffers (pack, poison)");
     return host_buffers(false);
@@ -449,7 +461,7 @@ BenchTiming GpuBackend::bench(const OpDef& op, const Problem& p, const TimingBud
     t.message = r->status == RunOutput::Status::rejected ? cat("rejected: ", r->violation.rule) : r->message;
     return t;
   }
-  std::vector<HostBuffer> bufs = host_buffers(p, laid.specs, laid.phys, false);
+  std::vector<HostBuffer> bufs = host_buffers(p, laid.specs, laid.phys, false, limits().max_buffer_bytes + kGuardBytes);
   for (HostBuffer& b : bufs) b.snapshot = false;  // the chain alone is timed: no scratch copies inside it
   return timed(laid.plan, bufs, p.dtype, budget);
 }

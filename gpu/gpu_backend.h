@@ -134,6 +134,8 @@ struct BenchTiming {
 class GpuBackend : public Backend {
  public:
   static constexpr size_t kGuardBytes = 256;  // also a multiple of every min storage offset alignment
+  // An output's trailing guard is as long as the output, up to this (gpu_backend.cpp trailing_guard).
+  static constexpr size_t kMaxTrailingGuard = size_t(1) << 20;
 
   // kernel_ext: the backend's kernel language, ".comp" or ".wgsl" (gpu/kernel_source.h).
   explicit GpuBackend(std::string kernel_ext) : kernels_(std::move(kernel_ext)) {}

@@ -78,6 +78,24 @@ TEST(BrokenKernels, GuardBandsCatchAWritePastTheEnd) {
   }
 }
 
+// Stores far past the end: a whole row (D = 128 float32: 512 bytes, past a fixed 256-byte guard)
+// and a whole tensor past the last texel. The trailing guard is as long as the tensor, so both land
+// in it.
+TEST(BrokenKernels, GuardBandsCatchAStoreARowOrATensorPastTheEnd) {
+  for (const char* far : {"(pc.D / 4u)", "pc.n"}) {
+    auto b = broken_backend(test::with_bug(kRopeHalf, "out_store(t, v);",
+                                           cat("  if (t == pc.n - 1u) ts_buf_out[t + ", far, "][0] = DTYPE(0.0);"), true));
+    ASSERT_TRUE(b) << "Vulkan unavailable";
+    for (const char* id : {"rope_half/B=1,H=1,S=3,D=128/float32/buffer/seed=2", "rope_half/B=1,H=2,S=1,D=128/float16/buffer/seed=2"}) {
+      CaseResult r = judge(prepare(Case::parse(id)), *b);
+      ASSERT_EQ(r.outcome, Outcome::fail) << far << " " << id << ": " << r.detail;
+      EXPECT_GT(r.guards.at("out").bad_bytes, 0) << far << " " << id;
+      EXPECT_GE(r.guards.at("out").first_offset, 256) << far << " " << id;
+      EXPECT_NE(r.detail.find("past the end"), std::string::npos) << r.detail;
+    }
+  }
+}
+
 // bench times a case only after it passed: the kernel that skips its ragged tail is FAIL and never
 // timed, while the same kernel on a case without a tail passes and is timed.
 TEST(BrokenKernels, BenchNeverTimesAFailingKernel) {
