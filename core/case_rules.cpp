@@ -141,7 +141,7 @@ void check_case_size(const OpDef& op, const Case& c, uint64_t max_bytes) {
   {
     AllocationLimit shapes(max_bytes, AllocationLimit::Mode::shapes_only);  // the inputs, counted as made
     try {
-      p = op.make(c);
+      p = make_problem(op, c);
     } catch (const UsageError&) {
       throw;
     } catch (const std::exception&) {

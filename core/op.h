@@ -27,6 +27,12 @@ struct Problem {
   Params params = Params::object();
   DType dtype = DType::f32;        // the case dtype (float activations)
   std::string storage = "buffer";  // the case id's storage part (core/layout.h)
+  // Run the kernels' capability fallbacks (the int8 dot product's scalar path, float16 stores
+  // rounded in integers rather than by the device's RTE conversion) even where the device has the
+  // faster path: otherwise a device that has it never runs the fallback, and a bug there passes on
+  // it. make_problem() sets it for a case with an odd seed, so a sweep runs each path in about half
+  // its cases and an id always reruns on the path it ran.
+  bool fallback_paths = false;
 
   // The layout of one tensor (input or output) under `storage`.
   Layout layout(const std::string& tensor) const { return layout_from_name(Storage::parse(storage).of(tensor)); }
@@ -79,6 +85,7 @@ struct Dispatch {
   // consecutive invocations, which must lie in one subgroup: a device whose subgroups are smaller
   // (or that has no subgroup shuffle) is UNSUPPORTED.
   uint32_t subgroup = 0;
+  bool fallback_paths = false;  // the problem's (set by the backend): the backend compiles the fallbacks
 };
 
 // A variable of the operator's case ids (SPEC "Case ids"), declared once so that an unknown name,
@@ -139,5 +146,12 @@ struct OpDef {
   double (*bytes_moved)(const Problem&) = nullptr;
   double (*flops)(const Problem&) = nullptr;
 };
+
+// The problem of case c: op.make(c), with fallback_paths for an odd seed.
+inline Problem make_problem(const OpDef& op, const Case& c) {
+  Problem p = op.make(c);
+  p.fallback_paths = c.seed % 2 == 1;
+  return p;
+}
 
 }  // namespace ts

@@ -38,7 +38,7 @@ void prepare(Expected& e, const OpDef& op, const Case& c, uint64_t max_bytes, co
   Phase ph("prepare: inputs, reference, tolerance");
   bool announced = false;
   try {
-    e.problem = e.op->make(c);
+    e.problem = make_problem(*e.op, c);
     e.violation = e.op->validate(e.problem);
     announced = true;
     made(true);

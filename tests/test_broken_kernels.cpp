@@ -9,6 +9,8 @@
 // float16 accumulation in the tiled AV) fail
 // the default sweep on both backends, while the shipped kernels pass all of it.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <rapidcheck.h>
 
 #include <cstdio>
@@ -358,6 +360,35 @@ TEST_P(PrecisionBugs, EachIsCaughtByTheDefaultSweep) {
       EXPECT_EQ(s.other, 0) << bug.name << ": " << s.first_other;
     }
   }
+}
+
+// A bug in the scalar int8 path (an extra term in the GEMV's scalar dot product): a device with the
+// packed dot product takes the scalar path only in the cases that run the fallbacks (odd seeds,
+// Problem::fallback_paths), and the default sweep catches the bug there, and only there.
+TEST_P(PrecisionBugs, TheDefaultSweepRunsTheScalarInt8PathToo) {
+  const bool vk = GetParam() == "vulkan";
+  const std::string path = vk ? "gpu/vulkan/shaders/q8ta_linear_gemv.comp" : "gpu/webgpu/shaders/q8ta_linear_gemv.wgsl";
+  const std::string anchor = vk ? "ts_idot(a, weight_at4(wo.w + k)));" : "dot(a, weight_at4(wo.w + k)));";
+  auto b = open("q8ta_linear_gemv", test::with_bug(path, anchor, vk ? "      s.w += a.w;" : "        s.w += a.w;", true));
+  if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
+  const auto caps = b->info().capabilities;
+  const bool has_dot = std::find(caps.begin(), caps.end(), "int8-dot-product") != caps.end();
+  const OpDef& op = *find_op("q8ta_linear");
+  const Sweep sweep(op, DType::i8, kSweepCases, kSweepSeed);
+  const std::string large = op.large_case().id();
+  int fail = 0, fail_on_dot = 0;
+  for (int64_t k = 0; k < sweep.size(); ++k) {
+    const Case c = sweep.at(k);
+    if (c.id() == large) continue;
+    const CaseResult r = judge(prepare(c), *b);
+    if (r.outcome != Outcome::fail) continue;
+    ++fail;
+    fail_on_dot += has_dot && c.seed % 2 == 0;
+  }
+  std::printf("[ paths    ] scalar int8 bug on %s (%s): %d failing cases\n", GetParam().c_str(),
+              has_dot ? "int8-dot-product" : "scalar only", fail);
+  EXPECT_GT(fail, 0) << "the default sweep never ran the scalar int8 path on " << GetParam();
+  EXPECT_EQ(fail_on_dot, 0) << "a case on the dot-product path failed: the bug is in the scalar path only";
 }
 
 // The same sweep over every operator and dtype passes the shipped kernels: the bounds that catch the

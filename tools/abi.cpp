@@ -49,7 +49,7 @@ std::vector<Sample> samples(const OpDef& op, DType dtype) {
   std::map<std::string, Sample> by_kernels;
   std::vector<std::string> order;
   for (const Case& c : op.edge_cases(dtype)) {
-    Problem p = op.make(c);
+    Problem p = make_problem(op, c);
     if (op.validate(p)) continue;
     std::vector<Dispatch> plan = op.plan(p);
     std::vector<std::string> kernels;

@@ -320,7 +320,7 @@ class WarmAhead {
       for (const Case& c : cases) {
         try {
           AllocationLimit limit(kMaxCaseBytes);
-          Problem p = op->make(c);
+          Problem p = make_problem(*op, c);
           if (!op->validate(p)) problems.push_back(std::move(p));
         } catch (const std::exception&) {
           // The case's own run reports it.
@@ -360,6 +360,15 @@ class WarmAhead {
 
 // Shrinks each group's smallest drawn failure on its backend; the smaller failure it finds, if any,
 // becomes what the group shows first.
+// The capability path a case of dtype t took on a device with `caps` (Problem::fallback_paths), or
+// nullptr where the dtype has no choice of paths.
+const char* capability_path(const std::vector<std::string>& caps, DType t, bool fallback) {
+  auto has = [&](const char* word) { return std::find(caps.begin(), caps.end(), word) != caps.end(); };
+  if (t == DType::i8) return has("int8-dot-product") && !fallback ? "int8 dot product" : "int8 scalar";
+  if (t == DType::f16) return has("f16-rte") && !fallback ? "float16 stores by f16-rte" : "float16 stores rounded in integers";
+  return nullptr;
+}
+
 void shrink_groups(CheckRun& run, const CheckOptions& o, const InterruptGuard& guard) {
   for (Group& g : run.groups) {
     if (!g.smallest_drawn || !g.slot->backend || guard.signal()) continue;
@@ -536,8 +545,12 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
   // only calls its backend. Declared before the lanes, which hand work to it, so it outlives them.
   TaskPool comparing(std::clamp(check_cores() / 2, 1u, 8u));
   Lanes lanes(slots.size());
+  std::vector<std::vector<std::string>> capabilities(slots.size());  // each backend's, for the path coverage
   for (size_t s = 0; s < slots.size(); ++s)
-    if (slots[s].backend) lanes[s] = std::make_unique<TaskPool>(std::max(1u, slots[s].backend->concurrency()));
+    if (slots[s].backend) {
+      lanes[s] = std::make_unique<TaskPool>(std::max(1u, slots[s].backend->concurrency()));
+      capabilities[s] = slots[s].backend->info().capabilities;
+    }
   unsigned threads = 1;  // the most threads a lane has
   for (auto& slot : slots)
     if (slot.backend) threads = std::max(threads, slot.backend->concurrency());
@@ -656,6 +669,8 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
         }
         g.tally.add(r.outcome, mark, r.worst, r.seconds);
         ++run.runs;
+        if (r.outcome != Outcome::rejected && r.outcome != Outcome::unsupported)
+          if (const char* path = capability_path(capabilities[s], t, e.problem.fallback_paths)) run.paths[r.backend][path]++;
         const bool unexpected = mark == Mark::none && is_failure(r.outcome);
         failing += unexpected || mark == Mark::xpass || mark == Mark::unexpected_unsupported;
         if (junit) junit->add(g.junit, r, mark, listed);

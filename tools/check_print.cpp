@@ -45,6 +45,14 @@ void print_summary(const CheckOptions& o, const CheckRun& run, const std::vector
     for (auto& [cls, n] : classes) line += cat(line.empty() ? "" : ", ", cls, " ", n);
     std::printf("  %-12s %s\n", op.c_str(), line.c_str());
   }
+  if (!run.paths.empty()) {
+    std::printf("\nCapability paths (cases that ran each, per backend; odd seeds take the fallbacks):\n");
+    for (auto& [backend, paths] : run.paths) {
+      std::string line;
+      for (auto& [path, n] : paths) line += cat(line.empty() ? "" : ", ", path, " ", n);
+      std::printf("  %-12s %s\n", backend.c_str(), line.c_str());
+    }
+  }
 
   bool any = false;
   for (const Group& g : run.groups) {

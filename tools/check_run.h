@@ -74,6 +74,9 @@ struct CheckRun {
   SweepPlan plan;
   std::vector<Group> groups;
   std::map<std::string, std::map<std::string, long long>> coverage;  // op -> class -> cases
+  // backend -> capability path -> cases that ran on it (Problem::fallback_paths: both where the
+  // device has the faster path)
+  std::map<std::string, std::map<std::string, long long>> paths;
   long long runs = 0;
   double seconds = 0;
   std::string started;            // UTC

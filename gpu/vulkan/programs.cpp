@@ -41,7 +41,7 @@ const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_
   std::vector<AccessorDecl> decls = parse_accessors(kernel.text, kernel.file, &source);
   std::vector<TensorForm> forms;
   for (const AccessorDecl& a : decls) forms.push_back(form_of(a, kernel.file));
-  const std::string accessors = accessor_glsl(decls, forms, f16_rte);
+  const std::string accessors = accessor_glsl(decls, forms, f16_rte && !d.fallback_paths);
   std::string defines = dtype_defines(dtype);
   for (const std::string& def : d.defines) {
     size_t eq = def.find('=');
