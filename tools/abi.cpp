@@ -167,7 +167,7 @@ void print_sample(const OpDef& op, const Sample& s, size_t index, size_t count) 
     std::printf("\n  dispatch %zu: kernel %s  (replaced by DIR/%s.comp, DIR/%s.wgsl)\n", i + 1, d.kernel.c_str(),
                 d.kernel.c_str(), d.kernel.c_str());
     std::printf("    defines: %s%s\n", d.defines.empty() ? "(none)" : joined(d.defines).c_str(),
-                "; TS_INT_DOT=1 is added where the device's packed int8 dot product is used");
+                "; TS_INT_DOT=1 is added where the device's packed int8 dot product is used (not for a case with an odd seed: its fallbacks run)");
     const uint32_t wg = d.workgroup ? d.workgroup : 64;
     const std::optional<Grid> g = fold_grid(d.invocations, wg, lim);
     std::printf("    invocations: %llu (a 1-D grid); workgroup: %s\n", (unsigned long long)d.invocations,
