@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -37,6 +38,17 @@ std::mutex mu;
 std::unordered_map<void*, InstanceNext> instances;
 std::unordered_map<void*, DeviceNext> devices;
 
+// The entry of `handle` (a copy: the map may change once the lock is gone); `erase` removes it.
+template <class Next>
+std::optional<Next> next_of(std::unordered_map<void*, Next>& map, const void* handle, bool erase = false) {
+  std::lock_guard lock(mu);
+  auto it = map.find(key_of(handle));
+  if (it == map.end()) return std::nullopt;
+  Next next = it->second;
+  if (erase) map.erase(it);
+  return next;
+}
+
 // This layer's link in a create info's chain (the loader puts it there).
 template <class Info>
 Info* layer_link(const void* chain, VkStructureType type) {
@@ -63,15 +75,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* ci, co
 
 VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance, const VkAllocationCallbacks* alloc) {
   if (!instance) return;
-  InstanceNext next;
-  {
-    std::lock_guard lock(mu);
-    auto it = instances.find(key_of(instance));
-    if (it == instances.end()) return;
-    next = it->second;
-    instances.erase(it);
-  }
-  next.destroy(instance, alloc);
+  if (std::optional<InstanceNext> next = next_of(instances, instance, true)) next->destroy(instance, alloc);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo* ci,
@@ -81,13 +85,9 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical, const VkD
   const PFN_vkGetInstanceProcAddr get_instance = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
   const PFN_vkGetDeviceProcAddr get = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
   link->u.pLayerInfo = link->u.pLayerInfo->pNext;
-  InstanceNext inst;
-  {
-    std::lock_guard lock(mu);
-    auto it = instances.find(key_of(physical));
-    if (it == instances.end()) return VK_ERROR_INITIALIZATION_FAILED;
-    inst = it->second;
-  }
+  const std::optional<InstanceNext> found = next_of(instances, physical);
+  if (!found) return VK_ERROR_INITIALIZATION_FAILED;
+  const InstanceNext& inst = *found;
   auto create = reinterpret_cast<PFN_vkCreateDevice>(get_instance(inst.instance, "vkCreateDevice"));
   if (!create) return VK_ERROR_INITIALIZATION_FAILED;
   const VkResult r = create(physical, ci, alloc, out);
@@ -103,26 +103,14 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical, const VkD
 
 VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks* alloc) {
   if (!device) return;
-  DeviceNext next;
-  {
-    std::lock_guard lock(mu);
-    auto it = devices.find(key_of(device));
-    if (it == devices.end()) return;
-    next = it->second;
-    devices.erase(it);
-  }
-  next.destroy(device, alloc);
+  if (std::optional<DeviceNext> next = next_of(devices, device, true)) next->destroy(device, alloc);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device, const VkShaderModuleCreateInfo* ci,
                                                   const VkAllocationCallbacks* alloc, VkShaderModule* out) {
-  DeviceNext next;
-  {
-    std::lock_guard lock(mu);
-    auto it = devices.find(key_of(device));
-    if (it == devices.end()) return VK_ERROR_INITIALIZATION_FAILED;
-    next = it->second;
-  }
+  const std::optional<DeviceNext> found = next_of(devices, device);
+  if (!found) return VK_ERROR_INITIALIZATION_FAILED;
+  const DeviceNext& next = *found;
   constexpr uint32_t kMagic = 0x07230203;
   if (!next.roll || ci->codeSize % 4 != 0 || ci->codeSize < 20 || ci->pCode[0] != kMagic)
     return next.create_module(device, ci, alloc, out);
@@ -156,27 +144,15 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance
   if (std::strcmp(name, "vkDestroyInstance") == 0) return reinterpret_cast<PFN_vkVoidFunction>(&DestroyInstance);
   if (PFN_vkVoidFunction f = intercepted(name)) return f;
   if (!instance) return nullptr;
-  PFN_vkGetInstanceProcAddr next;
-  {
-    std::lock_guard lock(mu);
-    auto it = instances.find(key_of(instance));
-    if (it == instances.end()) return nullptr;
-    next = it->second.get;
-  }
-  return next(instance, name);
+  const std::optional<InstanceNext> next = next_of(instances, instance);
+  return next ? next->get(instance, name) : nullptr;
 }
 
 VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* name) {
   if (std::strcmp(name, "vkGetDeviceProcAddr") == 0) return reinterpret_cast<PFN_vkVoidFunction>(&GetDeviceProcAddr);
   if (PFN_vkVoidFunction f = intercepted(name); f && std::strcmp(name, "vkCreateDevice") != 0) return f;
-  PFN_vkGetDeviceProcAddr next;
-  {
-    std::lock_guard lock(mu);
-    auto it = devices.find(key_of(device));
-    if (it == devices.end()) return nullptr;
-    next = it->second.get;
-  }
-  return next(device, name);
+  const std::optional<DeviceNext> next = next_of(devices, device);
+  return next ? next->get(device, name) : nullptr;
 }
 
 }  // namespace
