@@ -157,8 +157,9 @@ std::vector<Var> common_vars() {
           int_var("out_zp", -1000, 1000, "0", "output_zero_point (outside [-128, 127]: invalid)"),
           int_var("range", 1, 128, "128",
                   "int8 inputs within `range` of their zero point, clamped to int8 (128: the whole int8 range)"),
-          int_var("out_shift", -24, 24, "0",
-                  "output_scale = typical |value| / 32 * 2^out_shift (negative: saturation, positive: fractions)")};
+          int_var("out_shift", -40, 24, "0",
+                  "output_scale = typical |value| / 32 * 2^out_shift (negative: saturation, positive: fractions; "
+                  "below about -26 the value before the clamp is past int32)")};
 }
 
 namespace {

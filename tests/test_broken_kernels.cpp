@@ -9,10 +9,9 @@
 // float16 accumulation in the tiled AV) fail
 // the default sweep on both backends, while the shipped kernels pass all of it.
 #include <gtest/gtest.h>
-
-#include <algorithm>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -96,6 +95,31 @@ TEST(BrokenKernels, GuardBandsCatchAStoreARowOrATensorPastTheEnd) {
       EXPECT_NE(r.detail.find("past the end"), std::string::npos) << r.detail;
     }
   }
+}
+
+// Requantization that converts to an integer before it clamps: right while the value fits int32,
+// wrong once a tiny output scale pushes it past (GLSL leaves that conversion undefined; x86 gives
+// INT_MIN). The default sweep draws such scales. (WGSL defines f32 -> i32 to saturate: there the same
+// line is harmless, so this is a Vulkan test.)
+TEST(BrokenKernels, TheDefaultSweepPushesRequantizationPastInt32) {
+  const std::string bug = "  return clamp(int(roundEven(q)) + pc.out_zp, -128, 127);";
+  const char* anchor = "return int(clamp(roundEven(q) + float(pc.out_zp)";
+  auto b = broken_backend(test::with_bug("gpu/vulkan/shaders/q8ta_linear_tiled.comp", anchor, bug, false), "q8ta_linear_tiled");
+  ASSERT_TRUE(b) << "Vulkan unavailable";
+  b->set_kernel_source("q8ta_linear_gemv", test::with_bug("gpu/vulkan/shaders/q8ta_linear_gemv.comp", anchor, bug, false));
+  const OpDef& op = *find_op("q8ta_linear");
+  const Sweep sweep(op, DType::i8, 200, 1);
+  int fail = 0;
+  std::string first;
+  for (int64_t k = 0; k < sweep.size(); ++k) {
+    const Case c = sweep.at(k);
+    if (c.id() == op.large_case().id()) continue;
+    const CaseResult r = judge(prepare(c), *b);
+    if (r.outcome == Outcome::fail && !fail++) first = r.id;
+    EXPECT_NE(r.outcome, Outcome::error) << r.id << ": " << r.detail;
+  }
+  std::printf("[ extremes ] conversion before the clamp: %d failing cases, first %s\n", fail, first.c_str());
+  EXPECT_GT(fail, 0) << "no case of the default sweep took the requantized value past int32";
 }
 
 // bench times a case only after it passed: the kernel that skips its ragged tail is FAIL and never
