@@ -415,6 +415,21 @@ TEST_P(PrecisionBugs, TheDefaultSweepRunsTheScalarInt8PathToo) {
   EXPECT_EQ(fail_on_dot, 0) << "a case on the dot-product path failed: the bug is in the scalar path only";
 }
 
+// The split combine's max leaves out the chunks past the CB * SL it holds at once. The combine's
+// result is the same whatever max it rescales by, until a chunk's exp(m_j - M) overflows: only a
+// context longer than 128 chunks with large logits shows it, and the default sweep draws those.
+TEST_P(PrecisionBugs, TheDefaultSweepGivesTheCombineMoreChunksThanItHoldsWithLargeLogits) {
+  const bool vk = GetParam() == "vulkan";
+  const std::string path = vk ? "gpu/vulkan/shaders/sdpa_split_combine.comp" : "gpu/webgpu/shaders/sdpa_split_combine.wgsl";
+  const std::string anchor = vk ? "for (uint j = k + CB * SL; j < nv; j += SL) M = max" : "for (var j = k + CB * SL; j < nv; j += SL) { M = max";
+  std::string source = test::splice(test::with_bug(path, anchor, "  if (false) {", false), anchor, "  }", true, path);
+  auto b = open("sdpa_split_combine", source);
+  if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
+  SweepTally s = run_sweep(*b, *find_op("sdpa"), DType::f32);
+  std::printf("[ long ctx ] combine without the late chunks' max on %s: %d failing cases\n", GetParam().c_str(), s.fail);
+  EXPECT_GT(s.fail, 0) << "no split case of the default sweep had more than 128 chunks and large logits";
+}
+
 // The same sweep over every operator and dtype passes the shipped kernels: the bounds that catch the
 // bugs above hold for correct float32 arithmetic. The worst error/tolerance ratio is printed per
 // op x dtype; a correct kernel that needs more than its bound means the derivation is wrong.

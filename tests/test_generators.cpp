@@ -104,8 +104,11 @@ TEST(Generators, SweepCasesAreCanonicalDeclaredAndOftenMixed) {
                                    " distinct storages, ", patterns.size(), " patterns of storage kinds");
       std::printf("[ storage  ] %s\n", what.c_str());
       EXPECT_GE(mixed * 4, drawn) << what;       // half drawn mixed, give or take
-      // A third all buffers for float ops; int8 ops draw the seed's packed pairings two times in three.
-      EXPECT_GE(all_buffer * (is_float(t) ? 5 : 20), drawn) << what;
+      // A quarter all buffers for float ops (mode 0 of gen::storage); int8 ops draw the seed's packed
+      // pairings two times in three. The bound for float ops is a sixth, not the quarter: at ~140
+      // drawn cases one standard deviation is 3.6 points, and a change to what a generator draws
+      // before the storage (sdpa's long contexts) moved sdpa/float32 to 18%.
+      EXPECT_GE(all_buffer * (is_float(t) ? 6 : 20), drawn) << what;
       if (uniform_possible) EXPECT_GE(one_texture * 8, drawn) << what;
       // A backend compiles a program per pattern of storage kinds (a layout within its kind is read
       // at run time): the sweep draws few patterns (all buffers, all textures, the operator's mixed
