@@ -290,16 +290,9 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
   }
   // The packed int8 dot product where the device has it, except on a problem that runs the fallbacks;
   // only for kernels that use it, so that no other kernel compiles twice.
-  auto uses_int_dot = [&](const std::string& kernel) {
-    try {
-      return kernels_.get(kernel).text.find("TS_INT_DOT") != std::string::npos;
-    } catch (const std::exception&) {
-      return false;  // compiling it reports what is missing
-    }
-  };
   for (Dispatch& d : plan) {
     d.fallback_paths = p.fallback_paths;
-    if (lim.int_dot && !p.fallback_paths && uses_int_dot(d.kernel)) d.defines.push_back("TS_INT_DOT=1");
+    if (lim.int_dot && !p.fallback_paths && kernels_.mentions(d.kernel, "TS_INT_DOT")) d.defines.push_back("TS_INT_DOT=1");
   }
   // Every tensor's physical form; a texture the device cannot hold is UNSUPPORTED, naming the extent.
   auto physical_of = [&](const std::string& name, const Shape& shape, DType dtype) {

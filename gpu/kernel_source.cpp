@@ -84,6 +84,7 @@ std::vector<std::string> builtin_kernels(std::string_view ext) {
 
 void KernelSources::set(const std::string& kernel, std::string text, std::string file) {
   std::lock_guard lock(mu_);
+  std::erase_if(mentions_, [&](const auto& m) { return m.first.first == kernel; });
   if (text.empty()) {
     replaced_.erase(kernel);
     return;
@@ -97,6 +98,22 @@ KernelText KernelSources::get(const std::string& kernel) const {
   if (auto it = replaced_.find(kernel); it != replaced_.end())
     return {resolve_includes(it->second.text, dir, it->second.file), it->second.file, true};
   return {resolve_includes(embedded(dir + kernel + ext_), dir, kernel + ext_), kernel + ext_, false};
+}
+
+bool KernelSources::mentions(const std::string& kernel, const std::string& word) const {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = mentions_.find({kernel, word}); it != mentions_.end()) return it->second;
+  }
+  bool found = false;
+  try {
+    found = get(kernel).text.find(word) != std::string::npos;
+  } catch (const std::exception&) {
+    return false;  // compiling it reports what is missing
+  }
+  std::lock_guard lock(mu_);
+  mentions_[{kernel, word}] = found;
+  return found;
 }
 
 std::string KernelSources::file(const std::string& kernel) const {

@@ -51,6 +51,9 @@ class KernelSources {
   std::string file(const std::string& kernel) const;
   bool any_replaced() const;
   bool replaced(const std::string& kernel) const;
+  // Whether the text of `kernel` (includes resolved) contains `word`; remembered until the kernel is
+  // replaced, so a per-case question costs a lookup. False where get() would throw.
+  bool mentions(const std::string& kernel, const std::string& word) const;
 
  private:
   struct Replacement {
@@ -59,6 +62,7 @@ class KernelSources {
   std::string ext_;
   mutable std::mutex mu_;
   std::map<std::string, Replacement> replaced_;
+  mutable std::map<std::pair<std::string, std::string>, bool> mentions_;  // (kernel, word)
 };
 
 // The built-in kernels of a language (".comp" or ".wgsl"): the stems of the embedded shaders that are

@@ -10,8 +10,7 @@ namespace ts::vk {
 // The same module with every loop marked DontUnroll (OpLoopMerge's loop control; a loop whose
 // control takes parameters keeps it). A hint only: the loops compute the same values. lavapipe
 // compiles a pipeline at its first dispatch, in time that grows with the unrolled loops of the
-// tuned kernels (several seconds a pipeline on a cold sweep). Throws std::runtime_error on a
-// malformed instruction stream.
+// tuned kernels (PERFORMANCE.md). Throws std::runtime_error on a malformed instruction stream.
 std::vector<uint32_t> with_loops_rolled(std::vector<uint32_t> spirv);
 
 }  // namespace ts::vk
