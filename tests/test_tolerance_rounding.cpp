@@ -33,8 +33,18 @@ const Direction kDirections[] = {{FE_TONEAREST, "nearest", true},
                                  {FE_DOWNWARD, "downward", false},
                                  {FE_TOWARDZERO, "toward-zero", false}};
 
+// v moved int(ulps) representable floats up or down (as that many nextafter steps, stopping at
+// infinity), in O(1): a large logit asks for thousands of steps per exp.
 float push(float v, double ulps, bool up) {
-  for (int k = 0; k < int(ulps); ++k) v = std::nextafter(v, up ? INFINITY : -INFINITY);
+  if (std::isnan(v)) return v;
+  constexpr int64_t kInf = 0x7f800000;  // +inf's bits: floats ordered as integers, -0 and +0 at 0
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  int64_t ord = (bits & 0x80000000u) ? -int64_t(bits & 0x7fffffffu) : int64_t(bits);
+  const int64_t n = int64_t(std::min(std::floor(ulps), double(2 * kInf)));
+  ord = std::clamp(up ? ord + n : ord - n, -kInf, kInf);
+  bits = ord < 0 ? uint32_t(-ord) | 0x80000000u : uint32_t(ord);
+  std::memcpy(&v, &bits, 4);
   return v;
 }
 
@@ -351,6 +361,21 @@ Tensor store(const std::vector<float>& v, const Shape& shape, DType t, int mode)
     std::memcpy(out.bytes.data() + 2 * i, &h, 2);
   }
   return out;
+}
+
+// push's integer stepping against nextafter itself, across zero, subnormals and up to infinity.
+TEST(Rounding, PushStepsAsNextafterDoes) {
+  for (float v : {0.0f, -0.0f, 1.0f, -1.5f, 0x1p-149f, -0x1p-140f, 3.0e38f, -3.4e38f, INFINITY})
+    for (int n : {0, 1, 2, 7, 300})
+      for (bool up : {true, false}) {
+        float want = v;
+        for (int k = 0; k < n; ++k) want = std::nextafter(want, up ? INFINITY : -INFINITY);
+        const float got = push(v, n + 0.5, up);
+        EXPECT_TRUE(got == want || (std::isinf(got) && got == want)) << v << " " << n << " " << up << ": " << got << " vs " << want;
+      }
+  EXPECT_EQ(push(1.0f, 1e30, true), INFINITY);
+  EXPECT_EQ(push(1.0f, 1e30, false), -INFINITY);
+  EXPECT_TRUE(std::isnan(push(NAN, 3, true)));
 }
 
 class DerivedTolerances : public ::testing::TestWithParam<std::string> {};
