@@ -33,6 +33,11 @@ struct Problem {
   // it. make_problem() sets it for a case with an odd seed, so a sweep runs each path in about half
   // its cases and an id always reruns on the path it ran.
   bool fallback_paths = false;
+  // Fold every dispatch's grid at kFoldedGridWidth workgroups per row, as a device folds past its
+  // 65,535-per-dimension limit: otherwise only the large cases fold, and a kernel that takes its id
+  // from gl_GlobalInvocationID.x passes every other case. make_problem() sets it when the seed's
+  // second bit is set (independent of the first: each pairing of paths and folds in a quarter).
+  bool fold_grids = false;
 
   // The layout of one tensor (input or output) under `storage`.
   Layout layout(const std::string& tensor) const { return layout_from_name(Storage::parse(storage).of(tensor)); }
@@ -86,7 +91,15 @@ struct Dispatch {
   // (or that has no subgroup shuffle) is UNSUPPORTED.
   uint32_t subgroup = 0;
   bool fallback_paths = false;  // the problem's (set by the backend): the backend compiles the fallbacks
+  bool fold_grids = false;      // the problem's (set by the backend): the grid folds at kFoldedGridWidth
 };
+
+// Workgroups per row of a grid folded on purpose (Problem::fold_grids): odd and not a power of two,
+// so that an unfolding that assumes either is wrong. Backends use kDefaultWorkgroup invocations per
+// workgroup unless a dispatch fixes its own; coverage counts folds with it.
+constexpr uint32_t kFoldedGridWidth = 3;
+constexpr uint32_t kDefaultWorkgroup = 64;
+constexpr uint32_t kMaxGridDim = 65535;  // the workgroups per dimension every Vulkan device allows
 
 // A variable of the operator's case ids (SPEC "Case ids"), declared once so that an unknown name,
 // a value of the wrong type or out of range, or a word not listed is a usage error (exit 2) that
@@ -147,10 +160,12 @@ struct OpDef {
   double (*flops)(const Problem&) = nullptr;
 };
 
-// The problem of case c: op.make(c), with fallback_paths for an odd seed.
+// The problem of case c: op.make(c), with fallback_paths for an odd seed and fold_grids for a seed
+// whose second bit is set.
 inline Problem make_problem(const OpDef& op, const Case& c) {
   Problem p = op.make(c);
   p.fallback_paths = c.seed % 2 == 1;
+  p.fold_grids = (c.seed >> 1) % 2 == 1;
   return p;
 }
 

@@ -19,7 +19,13 @@ uint64_t element_bits(const Tensor& t, int64_t i, size_t es) {
 }  // namespace
 
 std::optional<Grid> dispatch_grid(const Dispatch& d, uint32_t dflt, const DeviceLimits& lim) {
-  std::optional<Grid> g = fold_grid(d.invocations, d.workgroup ? d.workgroup : dflt, lim);
+  std::optional<Grid> g;
+  if (d.fold_grids) {  // narrower than the device, unless that cannot hold the grid
+    DeviceLimits narrow = lim;
+    narrow.max_workgroups[0] = std::min(lim.max_workgroups[0], kFoldedGridWidth);
+    g = fold_grid(d.invocations, d.workgroup ? d.workgroup : dflt, narrow);
+  }
+  if (!g) g = fold_grid(d.invocations, d.workgroup ? d.workgroup : dflt, lim);
   if (g && d.workgroup && g->workgroup_size != d.workgroup) return std::nullopt;
   return g;
 }
@@ -292,6 +298,7 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
   // only for kernels that use it, so that no other kernel compiles twice.
   for (Dispatch& d : plan) {
     d.fallback_paths = p.fallback_paths;
+    d.fold_grids = p.fold_grids;
     if (lim.int_dot && !p.fallback_paths && kernels_.mentions(d.kernel, "TS_INT_DOT")) d.defines.push_back("TS_INT_DOT=1");
   }
   // Every tensor's physical form; a texture the device cannot hold is UNSUPPORTED, naming the extent.

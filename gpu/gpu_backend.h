@@ -177,7 +177,7 @@ class GpuBackend : public Backend {
   // timestamp query pool, WebGPU the timestamp-query feature. Throws like execute().
   virtual PlanTiming time_plan(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
                                const TimingBudget& budget) = 0;
-  uint32_t workgroup_size = 64;  // clamped to the device in fold_grid
+  uint32_t workgroup_size = kDefaultWorkgroup;  // clamped to the device in fold_grid
   KernelSources kernels_;
 
  private:

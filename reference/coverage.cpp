@@ -68,6 +68,15 @@ void conv2d_classes(const Case& c, std::vector<std::string>& out) {
   if (c.get("N", 1) > 1) out.push_back(kConvClasses[15]);
 }
 
+// The grid of dispatch d folds: past the 65,535 workgroups a row every device allows, or past
+// kFoldedGridWidth in a problem that folds on purpose (core/op.h).
+bool folds(const Dispatch& d, bool fold_grids) {
+  const uint64_t wg = d.workgroup ? d.workgroup : kDefaultWorkgroup, groups = (d.invocations + wg - 1) / wg;
+  return groups > kMaxGridDim || (fold_grids && groups > kFoldedGridWidth);
+}
+
+std::string folded_class(const std::string& kernel) { return "folded grid: " + kernel; }
+
 }  // namespace
 
 bool is_storage_class(const std::string& cls) {
@@ -115,6 +124,10 @@ std::vector<std::string> case_classes(const Expected& e) {
     if (has("logit_scale")) out.push_back("large logits");
   }
   storage_classes(e, out);
+  std::set<std::string> folded;
+  for (const Dispatch& d : e.op->plan(e.problem))
+    if (folds(d, e.problem.fold_grids)) folded.insert(folded_class(d.kernel));
+  out.insert(out.end(), folded.begin(), folded.end());
   if (c.op == "q8ta_conv2d") conv2d_classes(c, out);
   if (c.op.rfind("q8ta_", 0) == 0)
     for (auto& cls : q8ta::classes(e)) out.push_back(cls);
@@ -145,6 +158,16 @@ std::vector<std::string> expected_classes(const OpDef& op) {
   if (op.name == "q8ta_conv2d") out.insert(out.end(), std::begin(kConvClasses), std::end(kConvClasses));
   if (op.name.rfind("q8ta_", 0) == 0)
     for (auto& cls : q8ta::expected_classes(op)) out.push_back(cls);
+  // A folded grid for every kernel the operator's plans use: those of its valid edge cases (which
+  // take every impl).
+  std::set<std::string> kernels;
+  for (DType t : op.dtypes)
+    for (const Case& c : op.edge_cases(t)) {
+      const Problem p = op.make(c);
+      if (!op.validate(p))
+        for (const Dispatch& d : op.plan(p)) kernels.insert(folded_class(d.kernel));
+    }
+  out.insert(out.end(), kernels.begin(), kernels.end());
   return out;
 }
 

@@ -23,6 +23,14 @@ inline std::string splice(std::string src, const std::string& anchor, const std:
   return src;
 }
 
+// `src` with the first `from` replaced by `to`.
+inline std::string replace_once(std::string src, const std::string& from, const std::string& to,
+                                const std::string& what = "kernel") {
+  const size_t at = src.find(from);
+  if (at == std::string::npos) throw std::runtime_error(what + " no longer contains '" + from + "'");
+  return src.replace(at, from.size(), to);
+}
+
 // Spliced after a GLSL `out_store(t, v);` of a texture3d_w output: the texel is stored again with 7.0
 // in its padding lanes, around the accessor (which zeroes them).
 inline constexpr const char* kGarbageInPaddingOfOut =

@@ -415,6 +415,49 @@ TEST_P(PrecisionBugs, TheDefaultSweepRunsTheScalarInt8PathToo) {
   EXPECT_EQ(fail_on_dot, 0) << "a case on the dot-product path failed: the bug is in the scalar path only";
 }
 
+// Ids that ignore a folded grid's rows: an elementwise kernel whose invocation id is its x alone, and
+// the GEMV whose workgroup id is its x alone. Only the large cases fold at the device's limit, so the
+// default sweep catches these through the cases that fold on purpose (Problem::fold_grids), and
+// only there.
+TEST_P(PrecisionBugs, TheDefaultSweepFoldsTheGrids) {
+  const bool vk = GetParam() == "vulkan";
+  struct FoldBug {
+    const char* kernel;
+    const char* op;
+    DType dtype;
+    std::string source;
+  };
+  const std::string dir = vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/", ext = vk ? ".comp" : ".wgsl";
+  auto text = [&](const char* kernel) { return resolve_includes(embedded(dir + kernel + ext), dir, dir + kernel + ext); };
+  const FoldBug bugs[] = {
+      {"rope_half", "rope_half", DType::f32,
+       test::replace_once(text("rope_half"), vk ? "ts_linear_id()" : "ts_linear_id(gid, nwg)", vk ? "gl_GlobalInvocationID.x" : "gid.x")},
+      {"q8ta_linear_gemv", "q8ta_linear", DType::i8,
+       test::replace_once(text("q8ta_linear_gemv"), vk ? "gl_WorkGroupID.x + gl_NumWorkGroups.x *" : "wid.x + nwg.x *",
+                          vk ? "gl_WorkGroupID.x + 0u *" : "wid.x + 0u *")}};
+  for (const FoldBug& bug : bugs) {
+    auto b = open(bug.kernel, bug.source);
+    if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
+    const OpDef& op = *find_op(bug.op);
+    const Sweep sweep(op, bug.dtype, kSweepCases, kSweepSeed);
+    const std::string large = op.large_case().id();
+    int fail = 0, fail_unfolded = 0;
+    std::string first;
+    for (int64_t k = 0; k < sweep.size(); ++k) {
+      const Case c = sweep.at(k);
+      if (c.id() == large) continue;
+      const CaseResult r = judge(prepare(c), *b);
+      if (r.outcome != Outcome::fail) continue;
+      if (!fail++) first = r.id;
+      fail_unfolded += !make_problem(op, c).fold_grids;
+    }
+    std::printf("[ folds    ] %-16s id without the fold on %s: %d failing cases, first %s\n", bug.kernel, GetParam().c_str(),
+                fail, first.c_str());
+    EXPECT_GT(fail, 0) << bug.kernel << ": no case of the default sweep folded its grid on " << GetParam();
+    EXPECT_EQ(fail_unfolded, 0) << bug.kernel << ": a case that does not fold failed: the bug is in the fold only";
+  }
+}
+
 // The split combine's max leaves out the chunks past the CB * SL it holds at once. The combine's
 // result is the same whatever max it rescales by, until a chunk's exp(m_j - M) overflows: only a
 // context longer than 128 chunks with large logits shows it, and the default sweep draws those.

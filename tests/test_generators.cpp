@@ -40,7 +40,7 @@ Expected built(const OpDef& op, const Case& c) {
   Expected e;
   e.c = c;
   e.op = &op;
-  e.problem = op.make(c);
+  e.problem = make_problem(op, c);
   e.violation = op.validate(e.problem);
   return e;
 }
