@@ -5,11 +5,20 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/case.h"
 #include "core/op.h"
 
 namespace ts::gen {
+
+// True in one draw in n, whatever RapidCheck's size; shrinks to false, so a shrink can leave the
+// branch it opens (gen::weightedOneOf's choice does not shrink).
+inline bool one_in(int n) {
+  std::vector<bool> v(size_t(n), false);
+  v.back() = true;
+  return *rc::gen::elementOf(v);
+}
 
 // The data seed is a generated value like any other field, so it shrinks (towards 0) with the case.
 inline uint64_t seed() { return *rc::gen::inRange<uint64_t>(0, uint64_t(1) << 31); }

@@ -52,13 +52,10 @@ rc::Gen<Case> gen_q8ta_linear(const OpDef&, DType t, bool valid) {
   return rc::gen::exec([t, valid] {
     Case c{"q8ta_linear", {}, t, "buffer", 0};
     int64_t M = *weightedOneOf<int64_t>({{1, just<int64_t>(1)}, {1, inRange<int64_t>(2, 18)}});
+    // One case in eleven past 768 columns: over 192 tiles or GEMV workgroups, a grid that folds at
+    // kFoldedGridWidth workgroups (Problem::fold_grids); sized apart from RapidCheck's size.
     int64_t N = *weightedOneOf<int64_t>({{1, just<int64_t>(1)}, {4, inRange<int64_t>(2, 18)}});
-    // One case in twelve over 192 tiles (M, N past 56): a grid that folds at kFoldedGridWidth
-    // workgroups (Problem::fold_grids). Sized apart from RapidCheck's size, which keeps most small.
-    if (*inRange(0, 12) == 0) {
-      M = *rc::gen::resize(100, inRange<int64_t>(57, 97));
-      N = *rc::gen::resize(100, inRange<int64_t>(57, 97));
-    }
+    if (gen::one_in(11)) N = *rc::gen::resize(100, inRange<int64_t>(769, 1025));
     // Mostly short and ragged; sometimes whole 16-element blocks; sometimes past the GEMV's 64 x 4.
     const int64_t K = *weightedOneOf<int64_t>({{4, inRange<int64_t>(1, 33)},
                                                {1, rc::gen::map(inRange<int64_t>(1, 9), [](int64_t k) { return 16 * k; })},
@@ -117,15 +114,13 @@ rc::Gen<Case> gen_q8ta_linear(const OpDef&, DType t, bool valid) {
 rc::Gen<Case> gen_q8ta_add(const OpDef&, DType t, bool valid) {
   return rc::gen::exec([t, valid] {
     Case c{"q8ta_add", {}, t, "buffer", 0};
-    int rank = *inRange(1, 5);
+    const int rank = *inRange(1, 5);
     std::vector<int64_t> dims;
-    for (int i = 0; i < rank; ++i) dims.push_back(*inRange<int64_t>(1, i == rank - 1 ? 19 : 9));  // W up to 18
-    // One case in ten over 192 words of every layout: a grid that folds at kFoldedGridWidth
-    // workgroups (Problem::fold_grids), sized apart from RapidCheck's size.
-    if (*inRange(0, 10) == 0) {
-      rank = 2;
-      dims = {*rc::gen::resize(100, inRange<int64_t>(4, 9)), *rc::gen::resize(100, inRange<int64_t>(200, 400))};
-    }
+    // W up to 18, or in one case in ten past 768: over 192 words of every layout, a grid that folds at
+    // kFoldedGridWidth workgroups (Problem::fold_grids); sized apart from RapidCheck's size.
+    for (int i = 0; i < rank; ++i)
+      dims.push_back(*inRange<int64_t>(1, i == rank - 1 ? 19 : 9));
+    if (gen::one_in(10)) dims.back() = *rc::gen::resize(100, inRange<int64_t>(769, 1025));
     auto joined = [](const std::vector<int64_t>& d) {
       std::string s;
       for (int64_t x : d) s += (s.empty() ? "" : ":") + std::to_string(x);

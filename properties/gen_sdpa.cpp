@@ -1,7 +1,8 @@
 // Generator of sdpa cases: valid ones across the classes that break attention kernels (decode and
 // prefill, chunked prefill at input_pos > 0, every GQA ratio and MQA, ragged context tiles, long
 // contexts, explicit scales, logits large enough to overflow an unstable softmax, every kernel
-// implementation), and invalid ones that break exactly one contract rule each.
+// implementation, split prefills that mask whole chunks), and invalid ones that break exactly one
+// contract rule each.
 #include "properties/gen_common.h"
 #include "properties/generators.h"
 
@@ -22,8 +23,12 @@ rc::Gen<Case> gen_sdpa(const OpDef& op, DType t, bool valid) {
       D = 4 * *rc::gen::inRange<int64_t>(1, 3);
       S = std::min<int64_t>(S, 4);
     }
+    const std::string impl = *rc::gen::element<std::string>("naive", "tiled", "split");
+    // A split prefill longer than a chunk (32 keys and up), one split case in five: its early queries
+    // see none of the later chunks' keys, whole chunks masked.
+    if (impl == "split" && pos < 1000 && gen::one_in(5)) S = *rc::gen::resize(100, rc::gen::inRange<int64_t>(33, 97));
     c.set("S", S).set("Hq", Hkv * ratio).set("Hkv", Hkv).set("D", D).set("pos", pos);
-    c.set("impl", *rc::gen::element<std::string>("naive", "tiled", "split"));
+    c.set("impl", impl);
     if (*rc::gen::inRange(0, 4) == 0) c.set("Cmax", pos + S + *rc::gen::inRange<int64_t>(0, 9));  // 0: a full cache
     if (*rc::gen::inRange(0, 4) == 0) c.set("scale_milli", *rc::gen::inRange<int64_t>(50, 2000));
     // Large logits, and half the time with a long context: from ~8,200 keys a split decode has more

@@ -122,6 +122,13 @@ std::vector<std::string> case_classes(const Expected& e) {
     if ((pos + S) % 4 != 0) out.push_back("ctx%4!=0");  // a ragged context tile
     if (S > 1 && pos > 0) out.push_back("chunked prefill (S>1, pos>0)");
     if (has("logit_scale")) out.push_back("large logits");
+    for (const Dispatch& d : e.op->plan(e.problem)) {
+      auto chunk = d.uniforms.find("chunk");
+      if (d.kernel.find("partial") == std::string::npos || chunk == d.uniforms.end() || S == 1) continue;
+      out.push_back(d.kernel + ": S>1, keys masked");
+      // Query 0 sees keys 0..pos: a later chunk holds none of its keys.
+      if ((pos + S - 1) / int64_t(chunk->second) > pos / int64_t(chunk->second)) out.push_back(d.kernel + ": a chunk wholly masked");
+    }
   }
   storage_classes(e, out);
   std::set<std::string> folded;
@@ -140,7 +147,9 @@ std::vector<std::string> expected_classes(const OpDef& op) {
   for (auto& r : op.rules)
     if (r.id != "input_rank") out.push_back("reject:" + r.id);  // case vars cannot change a rank
   if (op.name == "sdpa")
-    for (const char* cls : {"impl=naive", "impl=tiled", "ctx%4!=0", "chunked prefill (S>1, pos>0)", "large logits"})
+    for (const char* cls : {"impl=naive", "impl=tiled", "ctx%4!=0", "chunked prefill (S>1, pos>0)", "large logits",
+                            "sdpa_split_partial: S>1, keys masked", "sdpa_split_partial: a chunk wholly masked",
+                            "sdpa_decode_partial: S>1, keys masked"})
       out.push_back(cls);
   // Every layout some tensor declares (a tensor not listed is a buffer), mixed layouts when there
   // is a choice, and the packed-dimension classes when there is a texture.

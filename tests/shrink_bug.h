@@ -14,7 +14,7 @@ namespace ts::test {
 
 // Runs a property over drawn cases of `gen` against `b` until one does not pass, lets RapidCheck
 // shrink it, and returns the id of the last failing case (the minimal counterexample); empty: never
-// failed in 200 cases. `restorage`, when given, places every drawn case in that storage (a layout
+// failed in 500 cases. `restorage`, when given, places every drawn case in that storage (a layout
 // bug needs its layout).
 inline std::string shrunk_failure(Backend& b, const rc::Gen<Case>& gen, const std::string& restorage = "") {
   std::string last_failing;
@@ -28,7 +28,7 @@ inline std::string shrunk_failure(Backend& b, const rc::Gen<Case>& gen, const st
   };
   rc::detail::TestParams params;
   params.seed = 42;
-  params.maxSuccess = 200;
+  params.maxSuccess = 500;
   rc::detail::TestResult result = rc::detail::checkTestable(property, rc::detail::TestMetadata{}, params);
   rc::detail::FailureResult failure;
   return result.match(failure) ? last_failing : "";

@@ -458,6 +458,35 @@ TEST_P(PrecisionBugs, TheDefaultSweepFoldsTheGrids) {
   }
 }
 
+// Partials whose queries all see the block's furthest key (pos + S): the causal mask lost. Only a
+// split case with S > 1 can show it, in either partial; the default sweep draws those on purpose.
+TEST_P(PrecisionBugs, TheDefaultSweepMasksKeysInBothSplitPartials) {
+  const bool vk = GetParam() == "vulkan";
+  const std::string dir = vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/", ext = vk ? ".comp" : ".wgsl";
+  auto text = [&](const std::string& kernel) { return resolve_includes(embedded(dir + kernel + ext), dir, dir + kernel + ext); };
+  const OpDef& op = *find_op("sdpa");
+  for (const std::string kernel : {"sdpa_split_partial", "sdpa_decode_partial"}) {
+    const std::string seen = !vk && kernel == "sdpa_split_partial" ? "(k.q0 + min(i, k.nq - 1u)) / k.G + 1u" : "(q0 + min(i, nq - 1u)) / G + 1u";
+    auto b = open(kernel, test::replace_once(text(kernel), seen, "pc.S"));
+    if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
+    const Sweep sweep(op, DType::f32, kSweepCases, kSweepSeed);
+    int fail = 0, fail_decode = 0;
+    std::string first;
+    for (int64_t k = 0; k < sweep.size(); ++k) {
+      const Case c = sweep.at(k);
+      if (c.id() == op.large_case().id()) continue;
+      const CaseResult r = judge(prepare(c), *b);
+      if (r.outcome != Outcome::fail) continue;
+      if (!fail++) first = r.id;
+      fail_decode += c.get("S") == 1;
+    }
+    std::printf("[ mask     ] %-19s without the causal mask on %s: %d failing cases, first %s\n", kernel.c_str(), GetParam().c_str(),
+                fail, first.c_str());
+    EXPECT_GT(fail, 0) << kernel << ": no split case of the default sweep had keys the causal mask hides";
+    EXPECT_EQ(fail_decode, 0) << kernel << ": an S = 1 case failed, where the mask hides nothing";
+  }
+}
+
 // The split combine's max leaves out the chunks past the CB * SL it holds at once. The combine's
 // result is the same whatever max it rescales by, until a chunk's exp(m_j - M) overflows: only a
 // context longer than 128 chunks with large logits shows it, and the default sweep draws those.

@@ -100,9 +100,11 @@ TEST_P(SdpaSplitBug, CombineWithoutRescaleIsCaughtShrunkAndReproduced) {
   const std::string id = shrunk_failure(*b, split);
   ASSERT_FALSE(id.empty()) << "the missing rescale was not caught";
   const Case shrunk = Case::parse(id);
-  // Only a query that sees two chunks (64 keys each: the decode partial's shortest) can show it.
+  // Only a query that sees two chunks can show it: past 32 keys (the split partial's chunk) at the
+  // least, and no further than 65 (decode at the decode partial's shortest chunk, 64): the shrink
+  // stops at one of the two. The smallest head dim: the bug needs no more.
   EXPECT_GT(shrunk.get("pos") + shrunk.get("S"), 32) << id;
-  EXPECT_EQ(shrunk.get("S"), 1) << id;  // decode, the smallest head dim: the bug needs neither more
+  EXPECT_LE(shrunk.get("pos") + shrunk.get("S"), 65) << id;
   EXPECT_EQ(shrunk.get("D"), 4) << id;
   expect_reproduces(id, *b);
   std::string why2;
