@@ -38,6 +38,11 @@ struct Problem {
   // from gl_GlobalInvocationID.x passes every other case. make_problem() sets it when the seed's
   // second bit is set (independent of the first: each pairing of paths and folds in a quarter).
   bool fold_grids = false;
+  // Number the invocations of a workgroup backwards (ts_local_index(): gpu/ACCESSORS.md): a device that
+  // runs a workgroup a SIMD row at a time from barrier to barrier (lavapipe) then runs a shared
+  // value's readers before its writer, where it otherwise runs the writer (invocation 0, the usual
+  // one) first, and a missing barrier shows. make_problem() sets it when the seed's third bit is set.
+  bool reverse_lanes = false;
 
   // The layout of one tensor (input or output) under `storage`.
   Layout layout(const std::string& tensor) const { return layout_from_name(Storage::parse(storage).of(tensor)); }
@@ -92,6 +97,7 @@ struct Dispatch {
   uint32_t subgroup = 0;
   bool fallback_paths = false;  // the problem's (set by the backend): the backend compiles the fallbacks
   bool fold_grids = false;      // the problem's (set by the backend): the grid folds at kFoldedGridWidth
+  bool reverse_lanes = false;   // the problem's (set by the backend): ts_local_index() counts backwards
 };
 
 // Workgroups per row of a grid folded on purpose (Problem::fold_grids): odd and not a power of two,
@@ -160,12 +166,13 @@ struct OpDef {
   double (*flops)(const Problem&) = nullptr;
 };
 
-// The problem of case c: op.make(c), with fallback_paths for an odd seed and fold_grids for a seed
-// whose second bit is set.
+// The problem of case c: op.make(c), with the seed's low bits choosing the paths a device takes
+// besides its usual ones (fallback_paths, fold_grids, reverse_lanes), so that an id reruns on its own.
 inline Problem make_problem(const OpDef& op, const Case& c) {
   Problem p = op.make(c);
-  p.fallback_paths = c.seed % 2 == 1;
-  p.fold_grids = (c.seed >> 1) % 2 == 1;
+  p.fallback_paths = c.seed & 1;
+  p.fold_grids = c.seed & 2;
+  p.reverse_lanes = c.seed & 4;
   return p;
 }
 

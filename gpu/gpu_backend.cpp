@@ -232,7 +232,7 @@ std::vector<std::pair<size_t, size_t>> HostBuffer::uploads() const {
 
 static_assert(kLayoutMeta >= kMetaBinding, "layout entries follow every binding's dims");
 
-std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound) {
+std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound, uint32_t lane_xor) {
   std::vector<uint32_t> meta;
   for (auto& [binding, b] : bound) {
     if (meta.size() < 4 * (size_t(binding) + 1)) meta.resize(4 * (size_t(binding) + 1), 0);
@@ -246,8 +246,9 @@ std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const 
     meta[4 * binding + 3] = uint32_t(d.n);
   }
   if (bound.empty()) return std::vector<uint32_t>(4, 0);
-  meta.resize(4 * size_t(kLayoutMeta + kMetaBinding), 0);
+  meta.resize(4 * size_t(kLaneMeta + 1), 0);
   for (auto& [binding, b] : bound) meta[4 * size_t(kLayoutMeta + binding)] = uint32_t(b->phys.layout);
+  meta[4 * size_t(kLaneMeta)] = lane_xor;
   return meta;
 }
 
@@ -299,6 +300,7 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
   for (Dispatch& d : plan) {
     d.fallback_paths = p.fallback_paths;
     d.fold_grids = p.fold_grids;
+    d.reverse_lanes = p.reverse_lanes;
     if (lim.int_dot && !p.fallback_paths && kernels_.mentions(d.kernel, "TS_INT_DOT")) d.defines.push_back("TS_INT_DOT=1");
   }
   // Every tensor's physical form; a texture the device cannot hold is UNSUPPORTED, naming the extent.

@@ -199,7 +199,14 @@ class GpuBackend : public Backend {
 // buffer per dispatch.
 constexpr uint32_t kMetaBinding = 16;  // where ts_meta binds
 constexpr uint32_t kLayoutMeta = 16;   // the first layout entry
-std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound);
+constexpr uint32_t kLaneMeta = kLayoutMeta + kMetaBinding;  // .x: what ts_local_index() XORs in
+std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const HostBuffer*>>& bound, uint32_t lane_xor = 0);
+// ts_local_index()'s XOR for dispatch d in workgroups of `workgroup_size`: all ones below a
+// power-of-two size where d reverses its lanes (Dispatch::reverse_lanes), else 0. XOR by a constant
+// keeps every subgroupShuffleXor partner a partner, and aligned runs aligned.
+inline uint32_t lane_xor(const Dispatch& d, uint32_t workgroup_size) {
+  return d.reverse_lanes && workgroup_size && (workgroup_size & (workgroup_size - 1)) == 0 ? workgroup_size - 1 : 0;
+}
 
 constexpr uint8_t kGuardByte = 0xA5;
 

@@ -264,7 +264,9 @@ TEST(WebGpuWorkers, SeveralWorkersGiveTheSameResultsAndReplaceOneThatDies) {
   ASSERT_TRUE(one) << why;
   const std::vector<std::string> ids = {
       "rope_cis/B=1,N=3,C=8/float32/buffer/seed=9", "rope_half/B=1,H=2,S=3,D=6,pos=5/float32/texture3d_c;cos=buffer/seed=3",
-      "sdpa/S=2,Hq=4,Hkv=2,D=8,pos=3,impl=split/float32/buffer/seed=1", "q8ta_add/shape=5:7/int8/buffer/seed=2"};
+      "sdpa/S=2,Hq=4,Hkv=2,D=8,pos=3,impl=split/float32/buffer/seed=1", "rope_llama/B=1,S=3,Hq=2,Hkv=1,D=8/float32/buffer/seed=8",
+      "rope_matrix/B=1,H=2,S=3,D=8,mode=dense/float32/buffer/seed=8", "q8ta_linear/M=2,K=8,N=4,impl=tiled/int8/buffer/seed=8",
+      "q8ta_add/shape=5:7/int8/buffer/seed=2"};  // seven kernels' shaders: 3^-6 that all route to one worker
   std::set<pid_t> pids;
   for (const std::string& id : ids) {
     const Expected e = prepare(Case::parse(id));

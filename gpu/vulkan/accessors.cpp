@@ -268,10 +268,13 @@ std::vector<AccessorDecl> parse_accessors(std::string_view source, const std::st
 }
 
 std::string accessor_glsl(const std::vector<AccessorDecl>& decls, const std::vector<TensorForm>& forms, bool f16_rte) {
-  if (decls.empty()) return {};
+  // A kernel without declared tensors has no ts_meta: its invocations count forwards always.
+  if (decls.empty()) return "uint ts_local_index() { return gl_LocalInvocationIndex; }\n";
   std::string s = cat("// (W, H, C, N) of the tensor at binding b in entry b (gpu/ACCESSORS.md); its layout in entry ",
                       kLayoutMeta, " + b\nlayout(std430, binding = ", kMetaBinding,
-                      ") readonly buffer TsMeta { uvec4 ts_meta[]; };\n");
+                      ") readonly buffer TsMeta { uvec4 ts_meta[]; };\n",
+                      "// The invocation's index in its workgroup, counted backwards in cases that reverse lanes\n",
+                      "uint ts_local_index() { return gl_LocalInvocationIndex ^ ts_meta[", kLaneMeta, "].x; }\n");
   bool rte = false;
   for (size_t i = 0; i < decls.size(); ++i)
     rte |= f16_rte && decls[i].output && forms.at(i).dtype == DType::f16 && forms.at(i).layout == Layout::buffer;

@@ -225,9 +225,10 @@ struct VulkanBackend::State {
     // only NAME_numel()).
     for (const vk::AccessorDecl& a : prog.accessors)
       declared.push_back({a.binding, &buffers[find_tensor(prog.file, buffers, bound_tensor(d, a.name), declared_at(a))]});
-    if (!prog.accessors.empty()) {
-      meta = accessor_meta(declared);
-    }
+    std::optional<Grid> grid = dispatch_grid(d, wg, limits);
+    if (!grid)  // GpuBackend::run checked this already
+      throw std::runtime_error(cat("vulkan: dispatch of kernel '", d.kernel, "' does not fit the device grid"));
+    if (!prog.accessors.empty()) meta = accessor_meta(declared, lane_xor(d, grid->workgroup_size));
     st.push.resize(r.push_size);
     for (const vk::PushMember& m : r.push) {
       auto u = d.uniforms.find(m.name);
@@ -236,9 +237,6 @@ struct VulkanBackend::State {
                                      "' has no value in the dispatch's uniforms"));
       put_uniform(st.push.data() + m.offset, m, u->second, d.kernel);
     }
-    std::optional<Grid> grid = dispatch_grid(d, wg, limits);
-    if (!grid)  // GpuBackend::run checked this already
-      throw std::runtime_error(cat("vulkan: dispatch of kernel '", d.kernel, "' does not fit the device grid"));
     st.grid = *grid;
     st.pipeline = &gpu.pipelines.get(prog, grid->workgroup_size);
     return st;

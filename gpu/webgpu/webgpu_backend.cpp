@@ -272,7 +272,8 @@ std::shared_ptr<const WebGpuBackend::Program> WebGpuBackend::program(const Dispa
     }
     pre += webgpu::accessor_library(f16) + e.functions;
     p.code = pre + e.kernel;
-  } else {
+  } else {  // no declared tensors, no ts_meta: its invocations count forwards always
+    pre += "fn ts_local_index(li: u32) -> u32 { return li; }\n";
     p.code = pre + source;
   }
   p.line0 = size_t(std::count(pre.begin(), pre.end(), '\n'));
@@ -522,7 +523,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
     if (!prog.decls.empty()) {
       std::vector<std::pair<uint32_t, const HostBuffer*>> bound;
       for (const auto& t : prog.decls) bound.emplace_back(t.binding, &buffers[buffer_index.at(bound_tensor(d, t.name))]);
-      std::vector<uint32_t> meta = accessor_meta(bound);
+      std::vector<uint32_t> meta = accessor_meta(bound, lane_xor(d, grid->workgroup_size));
       auto [m, added] = metas.emplace(std::move(meta), head["buffers"].size());
       if (added) {
         const auto* raw = reinterpret_cast<const uint8_t*>(m->first.data());

@@ -23,7 +23,7 @@ shared ivec4 partial[WG];
 void main() {
   // The texel: workgroups of a folded grid count x first, then y, then z (gpu/gpu_backend.cpp).
   uint t = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
-  uint l = gl_LocalInvocationIndex;
+  uint l = ts_local_index();
   bool live = t < out_texels();
   uint K = pc.K, K4 = K - K % 4u;
   ivec4 s = ivec4(0);
@@ -61,7 +61,7 @@ void main() {
     barrier();
     if (l < half_) partial[l] += partial[l + half_];
   }
-  barrier();
+  // No barrier: invocation 0 made the last addition into partial[0] itself.
   if (l == 0u && live) {
     ivec4 acc = partial[0];
     ivec4 v = ivec4(0);

@@ -57,7 +57,7 @@ void store(uint i, uint tx, vec4 a) {
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
   if (w >= pc.rtiles * pc.dtiles * pc.Hkv) return;  // a folded grid's spare workgroups, whole
-  l = gl_LocalInvocationIndex;
+  l = ts_local_index();
   uint tx = l % 16u, ty = l / 16u;
   // The last row tiles, with the longest contexts, come first: the short ones fill in behind them.
   uint rt = pc.rtiles - 1u - w % pc.rtiles, rest = w / pc.rtiles, dt = rest % pc.dtiles;

@@ -119,7 +119,7 @@ float keep(bool hi, float lo_v, float hi_v, uint bit) {
 
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
-  uint l = gl_LocalInvocationIndex;
+  uint l = ts_local_index();
   if (w >= pc.qblocks * pc.chunks * pc.Hkv) return;  // a folded grid's spare workgroups, whole
   uint b = w % pc.qblocks, rest = w / pc.qblocks, j = rest % pc.chunks;
   kvh = rest / pc.chunks;

@@ -77,7 +77,7 @@ void store(uint i, uint tx, vec4 a) {
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
   if (w >= pc.ctiles * pc.rtiles * pc.Hkv) return;  // a folded grid's spare workgroups, whole
-  l = gl_LocalInvocationIndex;
+  l = ts_local_index();
   uint tx = l % 16u, ty = l / 16u;
   uint ct = w % pc.ctiles, rest = w / pc.ctiles, rt = rest % pc.rtiles;
   kvh = rest / pc.rtiles;

@@ -40,8 +40,7 @@ float reduce_sum(uint l, uint t, float sum) {
     barrier();
   }
   sum = red[l - t];
-  barrier();
-  return sum;
+  return sum;  // no barrier: the kernel's last use of red
 }
 // The weight exp(x - m) of key c, added to the invocation's sum; 0 past the causal limit.
 float weight(uint c, uint seen, float x, float m, inout float sum) {
@@ -57,7 +56,7 @@ void put(uint b, uint c, uint ctx, float p) {
 
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
-  uint l = gl_LocalInvocationIndex, T = pc.tpr, t = l % T, r = w * (WG / T) + l / T;
+  uint l = ts_local_index(), T = pc.tpr, t = l % T, r = w * (WG / T) + l / T;
   if (w * (WG / T) >= pc.n) return;  // a folded grid's spare workgroups, whole
   uint b = r * pc.ctx, seen = r < pc.n ? pc.pos + r % pc.S + 1u : 0u, ctx = r < pc.n ? pc.ctx : 0u;
   float m = MASKED;

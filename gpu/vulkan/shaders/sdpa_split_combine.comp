@@ -38,7 +38,7 @@ void add_chunk(vec2 ml, vec4 po, float M, inout float L, inout vec4 o) {
 
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
-  uint l = gl_LocalInvocationIndex, k = l % SL, first = l - k, t = w * (WG / SL) + l / SL;
+  uint l = ts_local_index(), k = l % SL, first = l - k, t = w * (WG / SL) + l / SL;
   uint grid = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z * WG;
   for (uint i = w * WG + l; i < pc.S * pc.Hkv * pc.D4; i += grid) {
     k_cache[pc.pos * pc.Hkv * pc.D4 + i] = FROM_VEC4(k_at4(4u * i));

@@ -99,7 +99,7 @@ float run_sum(float x) { return x; }
 
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
-  uint l = gl_LocalInvocationIndex;
+  uint l = ts_local_index();
   if (w >= pc.qblocks * pc.chunks * pc.Hkv) return;  // a folded grid's spare workgroups, whole
   uint b = w % pc.qblocks, rest = w / pc.qblocks, j = rest % pc.chunks;
   kvh = rest / pc.chunks;

@@ -20,7 +20,8 @@ var<workgroup> partial : array<vec4<i32>, WG>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) l: u32) {
+        @builtin(local_invocation_index) li: u32) {
+  let l = ts_local_index(li);
   // The texel: workgroups of a folded grid count x first, then y, then z (gpu/gpu_backend.cpp).
   let t = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
   let live = t < out_texels();
@@ -64,7 +65,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (l + half < width) { partial[l] += partial[l + half]; }
     width = half;
   }
-  workgroupBarrier();
+  // No barrier: invocation 0 made the last addition into partial[0] itself.
   if (l == 0u && live) {
     let acc = partial[0];
     var v = vec4<i32>(0);

@@ -79,7 +79,8 @@ fn keep(hi: bool, lo_v: f32, hi_v: f32, bit: u32) -> f32 {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) l: u32) {
+        @builtin(local_invocation_index) li: u32) {
+  let l = ts_local_index(li);
   let w = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
   if (w >= pc.qblocks * pc.chunks * pc.Hkv) { return; }  // a folded grid's spare workgroups, whole
   let b = w % pc.qblocks;

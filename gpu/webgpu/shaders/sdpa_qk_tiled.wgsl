@@ -81,7 +81,8 @@ fn store(k: Tile, i: u32, tx: u32, a: vec4<f32>) {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) l: u32) {
+        @builtin(local_invocation_index) li: u32) {
+  let l = ts_local_index(li);
   let w = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
   if (w >= pc.ctiles * pc.rtiles * pc.Hkv) { return; }  // a folded grid's spare workgroups, whole
   let tx = l % 16u;

@@ -36,8 +36,7 @@ fn reduce_sum(l: u32, t: u32, s0: f32) -> f32 {
     workgroupBarrier();
   }
   let sum = red[l - t];
-  workgroupBarrier();
-  return sum;
+  return sum;  // no barrier: the kernel's last use of red
 }
 // The weight exp(x - m) of key c, added to the invocation's sum; 0 past the causal limit.
 fn weight(c: u32, seen: u32, x: f32, m: f32, sum: ptr<function, f32>) -> f32 {
@@ -56,7 +55,8 @@ fn put(b: u32, c: u32, ctx: u32, p: f32) {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) l: u32) {
+        @builtin(local_invocation_index) li: u32) {
+  let l = ts_local_index(li);
   let w = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
   let T = pc.tpr;
   let t = l % T;

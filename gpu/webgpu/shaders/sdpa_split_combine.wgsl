@@ -35,7 +35,8 @@ fn add_chunk(ml: vec2<f32>, po: vec4<f32>, M: f32, L: ptr<function, f32>, o: ptr
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) l: u32) {
+        @builtin(local_invocation_index) li: u32) {
+  let l = ts_local_index(li);
   let w = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
   let grid = nwg.x * nwg.y * nwg.z * WG;
   for (var i = w * WG + l; i < pc.S * pc.Hkv * pc.D4; i += grid) {
