@@ -359,6 +359,8 @@ RegenSummary regenerate(const std::string& dir) {
   std::sort(sum.left_alone.begin(), sum.left_alone.end());
   sum.files = set.files.size();
   sum.uncovered = set.uncovered;
+  for (auto& [name, g] : set.files)
+    if (!g.reject && g.case_id) sum.pass_cases.push_back(*g.case_id);
   return sum;
 }
 

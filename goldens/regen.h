@@ -36,6 +36,7 @@ struct RegenSummary {
   // Files a previous manifest or in-progress marker names that regen left in place, since their
   // bytes are not the ones it wrote there (name -> why); they are among left_alone too.
   std::map<std::string, std::string> not_ours;
+  std::vector<std::string> pass_cases;  // the case ids of the set's expect = pass goldens
 };
 
 // Rewrites `dir` with golden_set() and its MANIFEST.json, holding an exclusive lock on

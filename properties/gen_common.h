@@ -31,20 +31,22 @@ inline int64_t seq_len() {
                                             {2, rc::gen::inRange<int64_t>(1, 33)}});
 }
 
-// Head dim: even, 2..128, often ragged (D % 4 == 2), sometimes a full power of two, sometimes one
-// whose half (the width of a D/2-wide table) is 1, 2, 3 or 5.
+// Head dim: even, 2..128, often ragged (D % 4 == 2), sometimes a full power of two up to 256
+// (Gemma's), sometimes one whose half (the width of a D/2-wide table) is 1, 2, 3 or 5.
 inline int64_t head_dim() {
   return *rc::gen::weightedOneOf<int64_t>({{6, rc::gen::map(rc::gen::inRange<int64_t>(1, 33), [](int64_t h) { return 2 * h; })},
                                             {1, rc::gen::element<int64_t>(2, 4, 6, 10)},
-                                            {2, rc::gen::element<int64_t>(64, 128)}});
+                                            {2, rc::gen::element<int64_t>(64, 128, 256)}});
 }
 
-// First position: small or thousands (large angles); 0 only one time in twenty, because row 0 of a
-// conventional table is the identity rotation (cos 1, sin 0), which cannot show a kernel that reads
-// the wrong frequency or the wrong row. Position 0 stays in every operator's edge cases.
+// First position: small, thousands or up to a million (large angles, long contexts); 0 only one time
+// in twenty, because row 0 of a conventional table is the identity rotation (cos 1, sin 0), which
+// cannot show a kernel that reads the wrong frequency or the wrong row. Position 0 stays in every
+// operator's edge cases.
 inline int64_t position() {
   return *rc::gen::weightedOneOf<int64_t>({{1, rc::gen::just<int64_t>(0)}, {12, rc::gen::inRange<int64_t>(1, 64)},
-                                            {7, rc::gen::inRange<int64_t>(1000, 10000)}});
+                                            {5, rc::gen::inRange<int64_t>(1000, 10000)},
+                                            {2, rc::gen::resize(100, rc::gen::inRange<int64_t>(10000, 1 << 20))}});
 }
 
 // RoPE tables: the conventional cos/sin two times in three, else arbitrary values the contract

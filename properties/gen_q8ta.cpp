@@ -41,7 +41,7 @@ void quantization(Case& c) {
   // -40..-30: output scales so small that the value before the clamp is past int32 (a kernel that
   // converts to an integer before clamping gets the conversion's out-of-range result).
   const int64_t shift = *weightedOneOf<int64_t>({{6, just<int64_t>(0)}, {2, inRange<int64_t>(-6, 0)}, {1, inRange<int64_t>(-40, -29)},
-                                                 {2, inRange<int64_t>(1, 9)}});
+                                                 {2, rc::gen::resize(100, inRange<int64_t>(1, 9))}});
   if (shift) c.set("out_shift", shift);
   if (int64_t zp = zero_point()) c.set("out_zp", zp);
 }
@@ -59,7 +59,7 @@ rc::Gen<Case> gen_q8ta_linear(const OpDef&, DType t, bool valid) {
     // Mostly short and ragged; sometimes whole 16-element blocks; sometimes past the GEMV's 64 x 4.
     const int64_t K = *weightedOneOf<int64_t>({{4, inRange<int64_t>(1, 33)},
                                                {1, rc::gen::map(inRange<int64_t>(1, 9), [](int64_t k) { return 16 * k; })},
-                                               {1, inRange<int64_t>(33, 300)}});
+                                               {1, rc::gen::resize(100, inRange<int64_t>(33, 300))}});
     std::string impl = M == 1 ? *element<std::string>("auto", "gemv", "tiled") : *element<std::string>("auto", "tiled");
     c.set("M", M).set("K", K).set("N", N).set("impl", impl);
     if (*inRange(0, 3) == 0) c.set("bias", "no");

@@ -18,7 +18,6 @@
 namespace ts {
 namespace {
 
-constexpr int64_t kDefaultCases = 200;  // touchstone check's default (tools/options.h)
 
 std::vector<std::string> tensors_of(const OpDef& op) {
   std::vector<std::string> t = op.inputs;

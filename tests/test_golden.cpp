@@ -17,6 +17,7 @@
 #include "reference/registry.h"
 #include "tests/golden_test_util.h"
 #include "tools/backends.h"
+#include "tools/golden_reach.h"
 
 namespace ts {
 namespace {
@@ -233,6 +234,22 @@ TEST(GoldenRegen, CoversEveryRuleOfEveryOperatorAndDtype) {
         }
         EXPECT_EQ(files[cat(op->name, "-", dtype_name(t), "-reject-", r.id, ".safetensors")], 1) << op->name << " " << r.id;
       }
+}
+
+// Every valid golden is a case the generators draw: its values inside what the default sweep's drawn
+// cases take and its shape classes among theirs (tools/golden_reach.h; regen prints the same). A golden
+// beyond them is a shape the sweep meets only once, hand-picked: widen the generator.
+TEST(GoldenRegen, EveryGoldenIsAShapeTheGeneratorsDraw) {
+  std::vector<Case> cases;
+  for (auto& [name, g] : golden_set().files)
+    if (!g.reject && g.case_id) cases.push_back(Case::parse(*g.case_id));
+  ASSERT_GT(cases.size(), 50u);
+  for (const std::string& line : beyond_generators(cases)) ADD_FAILURE() << "beyond the generators: " << line;
+  // And the check can fail: a rope_half golden with a head dim no generator draws.
+  Case wide = Case::parse("rope_half/B=1,H=1,S=1,D=1024/float32/buffer/seed=1");
+  const auto beyond = beyond_generators({wide});
+  ASSERT_EQ(beyond.size(), 1u);
+  EXPECT_NE(beyond[0].find("D=1024 outside the drawn 2..256"), std::string::npos) << beyond[0];
 }
 
 TEST(GoldenVerify, CommittedSetIsCurrentAndPassesOnTheReference) {

@@ -12,6 +12,7 @@
 #include "core/layout.h"
 #include "goldens/files.h"
 #include "goldens/regen.h"
+#include "tools/golden_reach.h"
 #include "goldens/verify.h"
 #include "reference/registry.h"
 #include "tools/backends.h"
@@ -46,6 +47,9 @@ int regen(const Options& o, const std::vector<std::string>& rest) {
   std::printf("%zu goldens (%zu bytes) in %s: %zu rewritten, %zu unchanged, %zu stale removed; %.2f s\n", s.files,
               s.bytes, dir.c_str(), s.changed, s.files - s.changed, s.removed, since(t0));
   for (auto& [what, why] : s.uncovered) std::printf("  no golden for %s: %s\n", what.c_str(), why.c_str());
+  std::vector<Case> cases;
+  for (auto& id : s.pass_cases) cases.push_back(Case::parse(id));
+  for (auto& line : beyond_generators(cases)) std::printf("  beyond the generators: %s\n", line.c_str());
   for (auto& name : s.left_alone) {
     auto why = s.not_ours.find(name);
     std::printf("  left alone: %s (%s)\n", name.c_str(),

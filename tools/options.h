@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tools/kernel_dir.h"
+#include "tools/sweep.h"
 
 namespace ts {
 
@@ -32,7 +33,7 @@ struct ListOptions {
 struct CheckOptions {
   std::vector<std::string> ops;     // empty: every operator
   std::vector<std::string> dtypes;  // empty: each operator's own dtypes
-  int64_t cases = 200;              // per operator x dtype
+  int64_t cases = kDefaultCases;    // per operator x dtype
   uint64_t seed = 1;
   uint32_t shard = 0, shards = 1;
   std::string junit;                // "" = none

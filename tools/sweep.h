@@ -14,6 +14,8 @@ namespace rc { template <class T> class Shrinkable; }
 
 namespace ts {
 
+constexpr int64_t kDefaultCases = 200;  // touchstone check's cases per operator x dtype
+
 // How a drawn case came out of its generator: the generator (valid or invalid cases), the random
 // state's key and RapidCheck's size.
 struct Draw {
