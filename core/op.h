@@ -98,6 +98,11 @@ struct Dispatch {
   bool fallback_paths = false;  // the problem's (set by the backend): the backend compiles the fallbacks
   bool fold_grids = false;      // the problem's (set by the backend): the grid folds at kFoldedGridWidth
   bool reverse_lanes = false;   // the problem's (set by the backend): ts_local_index() counts backwards
+  // A kernel that computes a rows x cols extent (row-major in its output) in tiles of tile_rows x
+  // tile_cols: where a ragged last tile needs its bounds checked (coverage counts the cases whose
+  // last tile is ragged in each dimension), and how far a store of a whole last tile can land past
+  // the end (the output's guard band is at least that long). 0: not tiled.
+  int64_t rows = 0, cols = 0, tile_rows = 0, tile_cols = 0;
 };
 
 // Workgroups per row of a grid folded on purpose (Problem::fold_grids): odd and not a power of two,

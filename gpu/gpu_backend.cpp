@@ -143,22 +143,36 @@ ScratchReport check_scratch(const HostBuffer& b, const BufferSpec& s) {
 
 namespace {
 
+// Elements past the end of its output that a tiled dispatch of `plan` reaches by storing its whole
+// last tile: tile_rows rows of its extent and a tile's width more.
+uint64_t tile_overshoot(const std::vector<Dispatch>& plan) {
+  uint64_t most = 0;
+  for (const Dispatch& d : plan)
+    if (d.tile_rows > 0) most = std::max<uint64_t>(most, uint64_t(d.tile_rows * d.cols + d.tile_cols));
+  return most;
+}
+
 // Host images of every buffer: inputs packed into their layouts, outputs and scratch poisoned
 // (buffers inside guard bands; images in every lane, padding included) with the first sentinel,
 // or with the second on a rerun (integer outputs, run() step 6).
-// The guard after a buffer of `padded` bytes: as long as the tensor, so that a store a whole row, tile
-// or head past the end lands in it, not in memory nobody reads (lavapipe and WebGPU drop a store past
-// the binding; a GPU may let it land anywhere); at least kGuardBytes, at most kMaxTrailingGuard, and
-// within what the device limit leaves the binding.
-size_t trailing_guard(size_t padded, uint64_t max_binding_bytes) {
+// The guard after a buffer of `padded` bytes: as long as the tensor, and as a whole last tile's store
+// can reach past it (`tile_bytes`), so that a store a whole row, tile or head past the end lands in
+// it, not in memory nobody reads (lavapipe and WebGPU drop a store past the binding; a GPU may let it
+// land anywhere); at least kGuardBytes, at most kMaxTrailingGuard, and within what the device limit
+// leaves the binding.
+size_t trailing_guard(size_t padded, size_t tile_bytes, uint64_t max_binding_bytes) {
   constexpr size_t g = GpuBackend::kGuardBytes;
-  const size_t want = std::clamp<size_t>((padded + g - 1) / g * g, g, GpuBackend::kMaxTrailingGuard);
+  const size_t length = std::max(padded, tile_bytes);
+  const size_t want = std::clamp<size_t>((length + g - 1) / g * g, g, GpuBackend::kMaxTrailingGuard);
   const uint64_t room = max_binding_bytes > padded ? (max_binding_bytes - padded) / g * g : 0;
   return std::max<size_t>(g, std::min<uint64_t>(want, room));
 }
 
+// `tile_elements`: how many elements past its end a whole ragged last tile of the plan can store
+// (Dispatch::tile_rows rows of the tiled extent and a tile's width), the least trailing guard in elements.
 std::vector<HostBuffer> host_buffers(const Problem& p, const std::vector<BufferSpec>& specs,
-                                     const std::map<std::string, Physical>& phys, bool second, uint64_t max_binding_bytes) {
+                                     const std::map<std::string, Physical>& phys, bool second, uint64_t max_binding_bytes,
+                                     uint64_t tile_elements) {
   constexpr size_t kGuardBytes = GpuBackend::kGuardBytes;
   std::vector<HostBuffer> bufs;
   // An output updated in place (init_from == its own name, e.g. a KV cache) replaces its input.
@@ -183,7 +197,7 @@ std::vector<HostBuffer> host_buffers(const Problem& p, const std::vector<BufferS
     }
     const size_t n = ph.bytes;
     const size_t padded = (n + 3) & ~size_t(3);
-    const size_t tail = trailing_guard(padded, max_binding_bytes);
+    const size_t tail = trailing_guard(padded, tile_elements * dtype_size(s.dtype), max_binding_bytes);
     b.offset = kGuardBytes;
     b.size = padded + tail;
     const size_t total = kGuardBytes + padded + tail;
@@ -359,7 +373,9 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
   const std::map<std::string, Physical>& phys = laid.phys;
 
   // 3. Host images of every buffer.
-  auto host_buffers = [&](bool second) { return ts::host_buffers(p, specs, phys, second, limits().max_buffer_bytes + kGuardBytes); };
+  auto host_buffers = [&](bool second) {
+    return ts::host_buffers(p, specs, phys, second, limits().max_buffer_bytes + kGuardBytes, tile_overshoot(plan));
+  };
   std::vector<HostBuffer> bufs = [&] {
     Phase ph("gpu: host buffers (pack, poison)");
     return host_buffers(false);
@@ -474,7 +490,8 @@ BenchTiming GpuBackend::bench(const OpDef& op, const Problem& p, const TimingBud
     t.message = r->status == RunOutput::Status::rejected ? cat("rejected: ", r->violation.rule) : r->message;
     return t;
   }
-  std::vector<HostBuffer> bufs = host_buffers(p, laid.specs, laid.phys, false, limits().max_buffer_bytes + kGuardBytes);
+  std::vector<HostBuffer> bufs =
+      host_buffers(p, laid.specs, laid.phys, false, limits().max_buffer_bytes + kGuardBytes, tile_overshoot(laid.plan));
   for (HostBuffer& b : bufs) b.snapshot = false;  // the chain alone is timed: no scratch copies inside it
   return timed(laid.plan, bufs, p.dtype, budget);
 }

@@ -77,6 +77,15 @@ bool folds(const Dispatch& d, bool fold_grids) {
 
 std::string folded_class(const std::string& kernel) { return "folded grid: " + kernel; }
 
+// A tiled dispatch's last tile, ragged in rows, in columns or in both (Dispatch::tile_rows).
+void tile_classes(const Dispatch& d, std::set<std::string>& out) {
+  if (d.tile_rows <= 0 || d.tile_cols <= 0) return;
+  const bool r = d.rows % d.tile_rows != 0, c = d.cols % d.tile_cols != 0;
+  if (r) out.insert("ragged last tile, rows: " + d.kernel);
+  if (c) out.insert("ragged last tile, columns: " + d.kernel);
+  if (r && c) out.insert("ragged last tile, both: " + d.kernel);
+}
+
 }  // namespace
 
 bool is_storage_class(const std::string& cls) {
@@ -132,8 +141,10 @@ std::vector<std::string> case_classes(const Expected& e) {
   }
   storage_classes(e, out);
   std::set<std::string> folded;
-  for (const Dispatch& d : e.op->plan(e.problem))
+  for (const Dispatch& d : e.op->plan(e.problem)) {
     if (folds(d, e.problem.fold_grids)) folded.insert(folded_class(d.kernel));
+    tile_classes(d, folded);
+  }
   out.insert(out.end(), folded.begin(), folded.end());
   if (c.op == "q8ta_conv2d") conv2d_classes(c, out);
   if (c.op.rfind("q8ta_", 0) == 0)
@@ -167,14 +178,17 @@ std::vector<std::string> expected_classes(const OpDef& op) {
   if (op.name == "q8ta_conv2d") out.insert(out.end(), std::begin(kConvClasses), std::end(kConvClasses));
   if (op.name.rfind("q8ta_", 0) == 0)
     for (auto& cls : q8ta::expected_classes(op)) out.push_back(cls);
-  // A folded grid for every kernel the operator's plans use: those of its valid edge cases (which
-  // take every impl).
+  // A folded grid for every kernel the operator's plans use, and a last tile ragged in both
+  // dimensions for every tiled one: the kernels of its valid edge cases (which take every impl).
   std::set<std::string> kernels;
   for (DType t : op.dtypes)
     for (const Case& c : op.edge_cases(t)) {
       const Problem p = op.make(c);
       if (!op.validate(p))
-        for (const Dispatch& d : op.plan(p)) kernels.insert(folded_class(d.kernel));
+        for (const Dispatch& d : op.plan(p)) {
+          kernels.insert(folded_class(d.kernel));
+          if (d.tile_rows > 0) kernels.insert("ragged last tile, both: " + d.kernel);
+        }
     }
   out.insert(out.end(), kernels.begin(), kernels.end());
   return out;

@@ -250,6 +250,7 @@ std::vector<Dispatch> plan(const Problem& p) {
     gemm.bind["x"] = "col";
     if (!bias) gemm.bind["bias"] = "weight_scales";
     gemm.invocations = uint64_t((M + 3) / 4) * uint64_t((g.C_out + 3) / 4);
+    gemm.rows = M, gemm.cols = g.C_out, gemm.tile_rows = 4, gemm.tile_cols = 4;
     return {cols, gemm};
   }
   Dispatch d;

@@ -156,6 +156,7 @@ std::vector<Dispatch> plan(const Problem& p) {
     d.invocations = out_texels(p, "out", {M, N}) * kGemvThreads;
   } else {
     d.invocations = uint64_t((M + 3) / 4) * uint64_t((N + 3) / 4);
+    d.rows = M, d.cols = N, d.tile_rows = 4, d.tile_cols = 4;
   }
   return {d};
 }

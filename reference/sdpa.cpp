@@ -349,6 +349,7 @@ std::vector<Dispatch> plan(const Problem& p) {
   } else {
     Dispatch qk = tiled("sdpa_qk_tiled", div_up(ctx, kTiledCols) * rtiles * Hkv, {"SKIP_MASKED_TILES=1"});
     qk.uniforms["ctiles"] = double(div_up(ctx, kTiledCols));
+    qk.rows = int64_t(S * (Hq / Hkv)), qk.cols = int64_t(ctx), qk.tile_rows = kTiledRows, qk.tile_cols = kTiledCols;
     v.push_back(std::move(qk));
   }
   // tpr invocations a row, from 32 up to a workgroup: kSoftmaxKeys keys each where that is enough
@@ -366,6 +367,7 @@ std::vector<Dispatch> plan(const Problem& p) {
     const uint64_t dtiles = div_up(D4, kTiledCols / 4);
     Dispatch av = tiled("sdpa_av_tiled", rtiles * dtiles * Hkv);
     av.uniforms["dtiles"] = double(dtiles);
+    av.rows = int64_t(S * (Hq / Hkv)), av.cols = int64_t(4 * D4), av.tile_rows = kTiledRows, av.tile_cols = kTiledCols;
     v.push_back(std::move(av));
   }
   return v;

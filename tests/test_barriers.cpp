@@ -50,8 +50,9 @@ std::string line_at(const std::string& text, size_t p) {
 
 // Barriers whose removal the default sweep does not show yet on lavapipe, even with lanes
 // reversed: listed so that the gap stays visible, and the test fails when one of them starts being
-// caught (remove it here) or another joins them. Each is needed: (backend, kernel, index of the
-// call in the kernel's resolved text), then where it is and why we think it hides (not yet proven).
+// caught (remove it here) or another joins them. Each is needed by some kernel that holds it:
+// (backend, kernel, index of the call in the kernel's resolved text), then where it is and why it
+// hides, as far as we know.
 struct Unshown {
   const char* backend;
   const char* kernel;
@@ -59,12 +60,16 @@ struct Unshown {
   const char* why;
 };
 const Unshown kUnshown[] = {
-    {"vulkan", "sdpa_split_partial", 6, "before chunk_softmax reads the scores (suspected: its readers wrote most of them)"},
-    {"vulkan", "sdpa_decode_partial", 3, "chunk_softmax's last, after stat_l (suspected: decode reads stat_l where it wrote it)"},
-    {"webgpu", "sdpa_split_partial", 0, "chunk_softmax's first, after red = m (suspected: Tint's zeroed workgroup memory hides it)"},
-    {"webgpu", "sdpa_split_partial", 6, "before chunk_softmax reads the scores (suspected: its readers wrote most of them)"},
-    {"webgpu", "sdpa_decode_partial", 0, "chunk_softmax's first, after red = m (suspected: Tint's zeroed workgroup memory hides it)"},
-    {"webgpu", "sdpa_decode_partial", 3, "chunk_softmax's last, after stat_l (suspected: decode reads stat_l where it wrote it)"}};
+    {"vulkan", "sdpa_split_partial", 6, "before chunk_softmax reads the scores: why it hides is not known yet"},
+    {"vulkan", "sdpa_decode_partial", 3,
+     "chunk_softmax's last: this includer reads stat_l only after two later barriers (sdpa_split_partial needs it: caught there)"},
+    {"webgpu", "sdpa_split_partial", 0,
+     "chunk_softmax's first: a max missed reads WGSL's zeroed workgroup memory, and the softmax is shift-invariant"},
+    {"webgpu", "sdpa_split_partial", 6, "before chunk_softmax reads the scores: why it hides is not known yet"},
+    {"webgpu", "sdpa_decode_partial", 0,
+     "chunk_softmax's first: a max missed reads WGSL's zeroed workgroup memory, and the softmax is shift-invariant"},
+    {"webgpu", "sdpa_decode_partial", 3,
+     "chunk_softmax's last: this includer reads stat_l only after two later barriers (sdpa_split_partial needs it: caught there)"}};
 
 bool unshown(const std::string& backend, const std::string& kernel, size_t index) {
   for (const Unshown& u : kUnshown)

@@ -487,6 +487,33 @@ TEST_P(PrecisionBugs, TheDefaultSweepMasksKeysInBothSplitPartials) {
   }
 }
 
+// The tiled GEMV-less q8ta_linear stores its whole 4x4 tile, with no bound on rows or columns: the
+// rows past M land past the end of out (its guard is at least a tile's reach), the columns past N
+// in the next row or past the end. Only a case whose last tile is ragged can show it.
+TEST_P(PrecisionBugs, TheDefaultSweepCatchesAWholeRaggedTileStored) {
+  const bool vk = GetParam() == "vulkan";
+  const std::string dir = vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/", path = dir + "q8ta_linear_tiled" + (vk ? ".comp" : ".wgsl");
+  std::string source = resolve_includes(embedded(path), dir, path);
+  source = test::replace_once(test::replace_once(source, "r0 + r < pc.M", "true"), "c0 + c < pc.N", "true");
+  auto b = open("q8ta_linear_tiled", source);
+  if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
+  const OpDef& op = *find_op("q8ta_linear");
+  const Sweep sweep(op, DType::i8, kSweepCases, kSweepSeed);
+  int fail = 0, whole = 0;
+  std::string first;
+  for (int64_t k = 0; k < sweep.size(); ++k) {
+    const Case c = sweep.at(k);
+    if (c.id() == op.large_case().id()) continue;
+    const CaseResult r = judge(prepare(c), *b);
+    if (r.outcome != Outcome::fail) continue;
+    if (!fail++) first = cat(r.id, ": ", r.detail);
+    whole += c.get("M") % 4 == 0 && c.get("N") % 4 == 0;
+  }
+  std::printf("[ tiles    ] whole last tile stored on %s: %d failing cases, first %s\n", GetParam().c_str(), fail, first.c_str());
+  EXPECT_GT(fail, 0) << "no case of the default sweep stored past a ragged last tile on " << GetParam();
+  EXPECT_EQ(whole, 0) << "a case without a ragged tile failed: the bug is in the ragged tile only";
+}
+
 // The split combine's max leaves out the chunks past the CB * SL it holds at once. The combine's
 // result is the same whatever max it rescales by, until a chunk's exp(m_j - M) overflows: only a
 // context longer than 128 chunks with large logits shows it, and the default sweep draws those.
