@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 
 #include "core/runner.h"
@@ -358,6 +359,35 @@ SweepTally run_sweep(Backend& b, const OpDef& op, DType t) {
   return s;
 }
 
+// The failures of the default sweep (less its large case) of `op` x `t` on `b`: how many, the first
+// (id and detail), and how many of them fall where `shows` says the bug cannot show.
+struct SweepFailures {
+  int fail = 0, misplaced = 0;
+  std::string first;
+};
+
+SweepFailures sweep_failures(Backend& b, const OpDef& op, DType t, const std::function<bool(const Case&)>& shows) {
+  SweepFailures f;
+  const Sweep sweep(op, t, kSweepCases, kSweepSeed);
+  const std::string large = op.large_case().id();
+  for (int64_t k = 0; k < sweep.size(); ++k) {
+    const Case c = sweep.at(k);
+    if (c.id() == large) continue;
+    const CaseResult r = judge(prepare(c), b);
+    if (r.outcome != Outcome::fail) continue;
+    if (!f.fail++) f.first = cat(r.id, ": ", r.detail);
+    f.misplaced += !shows(c);
+  }
+  return f;
+}
+
+// A shipped kernel's resolved text (includes spliced in) for `backend`.
+std::string shipped_text(const std::string& backend, const std::string& kernel) {
+  const bool vk = backend == "vulkan";
+  const std::string dir = vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/", path = dir + kernel + (vk ? ".comp" : ".wgsl");
+  return resolve_includes(embedded(path), dir, path);
+}
+
 class PrecisionBugs : public ::testing::TestWithParam<std::string> {
  protected:
   std::unique_ptr<Backend> open(const std::string& kernel = "", const std::string& source = "") {
@@ -397,18 +427,9 @@ TEST_P(PrecisionBugs, TheDefaultSweepRunsTheScalarInt8PathToo) {
   if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
   const auto caps = b->info().capabilities;
   const bool has_dot = std::find(caps.begin(), caps.end(), "int8-dot-product") != caps.end();
-  const OpDef& op = *find_op("q8ta_linear");
-  const Sweep sweep(op, DType::i8, kSweepCases, kSweepSeed);
-  const std::string large = op.large_case().id();
-  int fail = 0, fail_on_dot = 0;
-  for (int64_t k = 0; k < sweep.size(); ++k) {
-    const Case c = sweep.at(k);
-    if (c.id() == large) continue;
-    const CaseResult r = judge(prepare(c), *b);
-    if (r.outcome != Outcome::fail) continue;
-    ++fail;
-    fail_on_dot += has_dot && c.seed % 2 == 0;
-  }
+  // On a device with the dot product only the fallbacks' cases (odd seeds) take the scalar path.
+  const SweepFailures f = sweep_failures(*b, *find_op("q8ta_linear"), DType::i8, [&](const Case& c) { return !has_dot || c.seed % 2 == 1; });
+  const int fail = f.fail, fail_on_dot = f.misplaced;
   std::printf("[ paths    ] scalar int8 bug on %s (%s): %d failing cases\n", GetParam().c_str(),
               has_dot ? "int8-dot-product" : "scalar only", fail);
   EXPECT_GT(fail, 0) << "the default sweep never ran the scalar int8 path on " << GetParam();
@@ -427,8 +448,7 @@ TEST_P(PrecisionBugs, TheDefaultSweepFoldsTheGrids) {
     DType dtype;
     std::string source;
   };
-  const std::string dir = vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/", ext = vk ? ".comp" : ".wgsl";
-  auto text = [&](const char* kernel) { return resolve_includes(embedded(dir + kernel + ext), dir, dir + kernel + ext); };
+  auto text = [&](const char* kernel) { return shipped_text(GetParam(), kernel); };
   const FoldBug bugs[] = {
       {"rope_half", "rope_half", DType::f32,
        test::replace_once(text("rope_half"), vk ? "ts_linear_id()" : "ts_linear_id(gid, nwg)", vk ? "gl_GlobalInvocationID.x" : "gid.x")},
@@ -439,22 +459,11 @@ TEST_P(PrecisionBugs, TheDefaultSweepFoldsTheGrids) {
     auto b = open(bug.kernel, bug.source);
     if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
     const OpDef& op = *find_op(bug.op);
-    const Sweep sweep(op, bug.dtype, kSweepCases, kSweepSeed);
-    const std::string large = op.large_case().id();
-    int fail = 0, fail_unfolded = 0;
-    std::string first;
-    for (int64_t k = 0; k < sweep.size(); ++k) {
-      const Case c = sweep.at(k);
-      if (c.id() == large) continue;
-      const CaseResult r = judge(prepare(c), *b);
-      if (r.outcome != Outcome::fail) continue;
-      if (!fail++) first = r.id;
-      fail_unfolded += !make_problem(op, c).fold_grids;
-    }
+    const SweepFailures f = sweep_failures(*b, op, bug.dtype, [&](const Case& c) { return make_problem(op, c).fold_grids; });
     std::printf("[ folds    ] %-16s id without the fold on %s: %d failing cases, first %s\n", bug.kernel, GetParam().c_str(),
-                fail, first.c_str());
-    EXPECT_GT(fail, 0) << bug.kernel << ": no case of the default sweep folded its grid on " << GetParam();
-    EXPECT_EQ(fail_unfolded, 0) << bug.kernel << ": a case that does not fold failed: the bug is in the fold only";
+                f.fail, f.first.c_str());
+    EXPECT_GT(f.fail, 0) << bug.kernel << ": no case of the default sweep folded its grid on " << GetParam();
+    EXPECT_EQ(f.misplaced, 0) << bug.kernel << ": a case that does not fold failed: the bug is in the fold only";
   }
 }
 
@@ -462,28 +471,15 @@ TEST_P(PrecisionBugs, TheDefaultSweepFoldsTheGrids) {
 // split case with S > 1 can show it, in either partial; the default sweep draws those on purpose.
 TEST_P(PrecisionBugs, TheDefaultSweepMasksKeysInBothSplitPartials) {
   const bool vk = GetParam() == "vulkan";
-  const std::string dir = vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/", ext = vk ? ".comp" : ".wgsl";
-  auto text = [&](const std::string& kernel) { return resolve_includes(embedded(dir + kernel + ext), dir, dir + kernel + ext); };
-  const OpDef& op = *find_op("sdpa");
   for (const std::string kernel : {"sdpa_split_partial", "sdpa_decode_partial"}) {
     const std::string seen = !vk && kernel == "sdpa_split_partial" ? "(k.q0 + min(i, k.nq - 1u)) / k.G + 1u" : "(q0 + min(i, nq - 1u)) / G + 1u";
-    auto b = open(kernel, test::replace_once(text(kernel), seen, "pc.S"));
+    auto b = open(kernel, test::replace_once(shipped_text(GetParam(), kernel), seen, "pc.S"));
     if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
-    const Sweep sweep(op, DType::f32, kSweepCases, kSweepSeed);
-    int fail = 0, fail_decode = 0;
-    std::string first;
-    for (int64_t k = 0; k < sweep.size(); ++k) {
-      const Case c = sweep.at(k);
-      if (c.id() == op.large_case().id()) continue;
-      const CaseResult r = judge(prepare(c), *b);
-      if (r.outcome != Outcome::fail) continue;
-      if (!fail++) first = r.id;
-      fail_decode += c.get("S") == 1;
-    }
+    const SweepFailures f = sweep_failures(*b, *find_op("sdpa"), DType::f32, [](const Case& c) { return c.get("S") > 1; });
     std::printf("[ mask     ] %-19s without the causal mask on %s: %d failing cases, first %s\n", kernel.c_str(), GetParam().c_str(),
-                fail, first.c_str());
-    EXPECT_GT(fail, 0) << kernel << ": no split case of the default sweep had keys the causal mask hides";
-    EXPECT_EQ(fail_decode, 0) << kernel << ": an S = 1 case failed, where the mask hides nothing";
+                f.fail, f.first.c_str());
+    EXPECT_GT(f.fail, 0) << kernel << ": no split case of the default sweep had keys the causal mask hides";
+    EXPECT_EQ(f.misplaced, 0) << kernel << ": an S = 1 case failed, where the mask hides nothing";
   }
 }
 
@@ -491,27 +487,15 @@ TEST_P(PrecisionBugs, TheDefaultSweepMasksKeysInBothSplitPartials) {
 // rows past M land past the end of out (its guard is at least a tile's reach), the columns past N
 // in the next row or past the end. Only a case whose last tile is ragged can show it.
 TEST_P(PrecisionBugs, TheDefaultSweepCatchesAWholeRaggedTileStored) {
-  const bool vk = GetParam() == "vulkan";
-  const std::string dir = vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/", path = dir + "q8ta_linear_tiled" + (vk ? ".comp" : ".wgsl");
-  std::string source = resolve_includes(embedded(path), dir, path);
+  std::string source = shipped_text(GetParam(), "q8ta_linear_tiled");
   source = test::replace_once(test::replace_once(source, "r0 + r < pc.M", "true"), "c0 + c < pc.N", "true");
   auto b = open("q8ta_linear_tiled", source);
   if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
-  const OpDef& op = *find_op("q8ta_linear");
-  const Sweep sweep(op, DType::i8, kSweepCases, kSweepSeed);
-  int fail = 0, whole = 0;
-  std::string first;
-  for (int64_t k = 0; k < sweep.size(); ++k) {
-    const Case c = sweep.at(k);
-    if (c.id() == op.large_case().id()) continue;
-    const CaseResult r = judge(prepare(c), *b);
-    if (r.outcome != Outcome::fail) continue;
-    if (!fail++) first = cat(r.id, ": ", r.detail);
-    whole += c.get("M") % 4 == 0 && c.get("N") % 4 == 0;
-  }
-  std::printf("[ tiles    ] whole last tile stored on %s: %d failing cases, first %s\n", GetParam().c_str(), fail, first.c_str());
-  EXPECT_GT(fail, 0) << "no case of the default sweep stored past a ragged last tile on " << GetParam();
-  EXPECT_EQ(whole, 0) << "a case without a ragged tile failed: the bug is in the ragged tile only";
+  const SweepFailures f = sweep_failures(*b, *find_op("q8ta_linear"), DType::i8,
+                                         [](const Case& c) { return c.get("M") % 4 != 0 || c.get("N") % 4 != 0; });
+  std::printf("[ tiles    ] whole last tile stored on %s: %d failing cases, first %s\n", GetParam().c_str(), f.fail, f.first.c_str());
+  EXPECT_GT(f.fail, 0) << "no case of the default sweep stored past a ragged last tile on " << GetParam();
+  EXPECT_EQ(f.misplaced, 0) << "a case without a ragged tile failed: the bug is in the ragged tile only";
 }
 
 // The split combine's max leaves out the chunks past the CB * SL it holds at once. The combine's
