@@ -49,8 +49,8 @@ std::string line_at(const std::string& text, size_t p) {
 }
 
 // Barriers whose removal the default sweep does not show yet on lavapipe, even with lanes
-// reversed: listed so that the gap stays visible, and the test fails when one of them starts being
-// caught (remove it here) or another joins them. Each is needed by some kernel that holds it:
+// reversed: listed so that the gap stays visible (one caught after all is printed), and the test
+// fails when another joins them. Each is needed by some kernel that holds it:
 // (backend, kernel, index of the call in the kernel's resolved text), then where it is and why it
 // hides, as far as we know.
 struct Unshown {
@@ -129,12 +129,14 @@ TEST_P(Barriers, EveryBarrierIsNeededAndTheDefaultSweepShowsAMissingOne) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::printf("[ barrier  ] %-7s %-20s #%zu %-58.58s %s (%.1f s)\n", GetParam().c_str(), k.kernel, n, line_at(text, at[n]).c_str(),
                   first.empty() ? (unshown(GetParam(), k.kernel, n) ? "not caught (listed)" : "NOT CAUGHT") : cat("caught at case ", caught, " of ", cases.size()).c_str(), s);
-      if (shows && unshown(GetParam(), k.kernel, n))
-        EXPECT_TRUE(first.empty()) << k.kernel << " without its barrier #" << n << " fails now (" << first
-                                   << "): remove it from kUnshown";
-      else if (shows)
+      // A listed one that fails now is printed, not failed: which stale values a race reads depends
+      // on which workgroups ran before on a lavapipe thread, and the gate must not flake on that.
+      if (shows && unshown(GetParam(), k.kernel, n)) {
+        if (!first.empty()) std::printf("[ barrier  ] listed as not shown, but caught now: consider removing it from kUnshown\n");
+      } else if (shows) {
         EXPECT_FALSE(first.empty()) << k.kernel << " without its barrier #" << n << " (" << line_at(text, at[n])
                                     << ") passes all " << cases.size() << " cases of the default sweep that run it";
+      }
       ++checked;
     }
     gpu->set_kernel_source(k.kernel, text);
