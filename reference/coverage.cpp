@@ -125,13 +125,14 @@ std::vector<std::string> case_classes(const Expected& e) {
   if (has("mode")) out.push_back("mode=" + c.word("mode", ""));
   if (has("sections")) out.push_back("sections (3-D RoPE)");
   if (has("fshape")) out.push_back("freqs_cis " + c.word("fshape", ""));
+  const std::vector<Dispatch> plan = e.op->plan(e.problem);
   if (c.op == "sdpa") {
     const int64_t S = c.get("S"), pos = c.get("pos", 0);
     out.push_back("impl=" + c.word("impl", "tiled"));
     if ((pos + S) % 4 != 0) out.push_back("ctx%4!=0");  // a ragged context tile
     if (S > 1 && pos > 0) out.push_back("chunked prefill (S>1, pos>0)");
     if (has("logit_scale")) out.push_back("large logits");
-    for (const Dispatch& d : e.op->plan(e.problem)) {
+    for (const Dispatch& d : plan) {
       auto chunk = d.uniforms.find("chunk");
       if (d.kernel.find("partial") == std::string::npos || chunk == d.uniforms.end() || S == 1) continue;
       out.push_back(d.kernel + ": S>1, keys masked");
@@ -140,12 +141,12 @@ std::vector<std::string> case_classes(const Expected& e) {
     }
   }
   storage_classes(e, out);
-  std::set<std::string> folded;
-  for (const Dispatch& d : e.op->plan(e.problem)) {
-    if (folds(d, e.problem.fold_grids)) folded.insert(folded_class(d.kernel));
-    tile_classes(d, folded);
+  std::set<std::string> of_plan;  // a kernel can run twice in a plan: each class once
+  for (const Dispatch& d : plan) {
+    if (folds(d, e.problem.fold_grids)) of_plan.insert(folded_class(d.kernel));
+    tile_classes(d, of_plan);
   }
-  out.insert(out.end(), folded.begin(), folded.end());
+  out.insert(out.end(), of_plan.begin(), of_plan.end());
   if (c.op == "q8ta_conv2d") conv2d_classes(c, out);
   if (c.op.rfind("q8ta_", 0) == 0)
     for (auto& cls : q8ta::classes(e)) out.push_back(cls);

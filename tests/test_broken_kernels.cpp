@@ -98,6 +98,20 @@ TEST(BrokenKernels, GuardBandsCatchAStoreARowOrATensorPastTheEnd) {
   }
 }
 
+// The default sweep the broken-kernel proofs run: `check`'s, less the operator's large case (which
+// BackendOps.LargeCasesPass... runs on its own: the bugs here are not in indexing past 2^24, and the
+// large case would triple the tests' time). `judged` sees each case and its result, in sweep order.
+constexpr int64_t kSweepCases = kDefaultCases;
+constexpr uint64_t kSweepSeed = 1;
+void each_judged(Backend& b, const OpDef& op, DType t, const std::function<void(const Case&, const CaseResult&)>& judged) {
+  const Sweep sweep(op, t, kSweepCases, kSweepSeed);
+  const std::string large = op.large_case().id();
+  for (int64_t k = 0; k < sweep.size(); ++k) {
+    const Case c = sweep.at(k);
+    if (c.id() != large) judged(c, judge(prepare(c), b));
+  }
+}
+
 // Requantization that converts to an integer before it clamps: right while the value fits int32,
 // wrong once a tiny output scale pushes it past (GLSL leaves that conversion undefined; x86 gives
 // INT_MIN). The default sweep draws such scales. (WGSL defines f32 -> i32 to saturate: there the same
@@ -108,17 +122,12 @@ TEST(BrokenKernels, TheDefaultSweepPushesRequantizationPastInt32) {
   auto b = broken_backend(test::with_bug("gpu/vulkan/shaders/q8ta_linear_tiled.comp", anchor, bug, false), "q8ta_linear_tiled");
   ASSERT_TRUE(b) << "Vulkan unavailable";
   b->set_kernel_source("q8ta_linear_gemv", test::with_bug("gpu/vulkan/shaders/q8ta_linear_gemv.comp", anchor, bug, false));
-  const OpDef& op = *find_op("q8ta_linear");
-  const Sweep sweep(op, DType::i8, 200, 1);
   int fail = 0;
   std::string first;
-  for (int64_t k = 0; k < sweep.size(); ++k) {
-    const Case c = sweep.at(k);
-    if (c.id() == op.large_case().id()) continue;
-    const CaseResult r = judge(prepare(c), *b);
+  each_judged(*b, *find_op("q8ta_linear"), DType::i8, [&](const Case&, const CaseResult& r) {
     if (r.outcome == Outcome::fail && !fail++) first = r.id;
     EXPECT_NE(r.outcome, Outcome::error) << r.id << ": " << r.detail;
-  }
+  });
   std::printf("[ extremes ] conversion before the clamp: %d failing cases, first %s\n", fail, first.c_str());
   EXPECT_GT(fail, 0) << "no case of the default sweep took the requantized value past int32";
 }
@@ -241,10 +250,6 @@ INSTANTIATE_TEST_SUITE_P(All, LayoutBugs, ::testing::ValuesIn(layout_bugs()),
 
 // ---- Precision bugs against the default sweep ----
 
-// The cases `touchstone check` runs for one operator and dtype.
-constexpr int kSweepCases = 200;
-constexpr uint64_t kSweepSeed = 1;
-
 struct Splice {
   std::string anchor, line;
   bool after = true;
@@ -341,21 +346,14 @@ struct SweepTally {
 
 SweepTally run_sweep(Backend& b, const OpDef& op, DType t) {
   SweepTally s;
-  // The default sweep less its large case, which BackendOps.LargeCasesPass... runs on its own: these
-  // bugs are in arithmetic, not indexing, and the large case would triple the test's time.
-  const Sweep sweep(op, t, kSweepCases, kSweepSeed);
-  const std::string large = op.large_case().id();
-  for (int64_t k = 0; k < sweep.size(); ++k) {
-    const Case c = sweep.at(k);
-    if (c.id() == large) continue;
-    CaseResult r = judge(prepare(c), b);
+  each_judged(b, op, t, [&](const Case&, const CaseResult& r) {
     s.worst = std::max(s.worst, r.worst);
     std::string line = cat(outcome_name(r.outcome), " ", r.id, ": ", r.detail);
     if (r.outcome == Outcome::pass) ++s.pass;
     else if (r.outcome == Outcome::fail) ++s.fail, s.first_fail = s.first_fail.empty() ? line : s.first_fail;
     else if (r.outcome != Outcome::rejected && r.outcome != Outcome::unsupported)
       ++s.other, s.first_other = s.first_other.empty() ? line : s.first_other;
-  }
+  });
   return s;
 }
 
@@ -368,16 +366,11 @@ struct SweepFailures {
 
 SweepFailures sweep_failures(Backend& b, const OpDef& op, DType t, const std::function<bool(const Case&)>& shows) {
   SweepFailures f;
-  const Sweep sweep(op, t, kSweepCases, kSweepSeed);
-  const std::string large = op.large_case().id();
-  for (int64_t k = 0; k < sweep.size(); ++k) {
-    const Case c = sweep.at(k);
-    if (c.id() == large) continue;
-    const CaseResult r = judge(prepare(c), b);
-    if (r.outcome != Outcome::fail) continue;
+  each_judged(b, op, t, [&](const Case& c, const CaseResult& r) {
+    if (r.outcome != Outcome::fail) return;
     if (!f.fail++) f.first = cat(r.id, ": ", r.detail);
     f.misplaced += !shows(c);
-  }
+  });
   return f;
 }
 

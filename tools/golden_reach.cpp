@@ -20,7 +20,7 @@ struct Reach {
 };
 
 bool integer(const std::string& v) {
-  return !v.empty() && std::all_of(v.begin() + (v[0] == '-'), v.end(), [](char ch) { return ch >= '0' && ch <= '9' || ch == ':'; });
+  return !v.empty() && std::all_of(v.begin() + (v[0] == '-'), v.end(), [](char ch) { return (ch >= '0' && ch <= '9') || ch == ':'; });
 }
 
 std::vector<int64_t> numbers(const Case& c, const std::string& name, const std::string& v) {
