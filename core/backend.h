@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,12 @@ struct RunOutput {
   // element held the first sentinel after one run and the second after a rerun — never written.
   // Absent for an output that held no first sentinel anywhere (no rerun was needed).
   std::map<std::string, std::vector<uint8_t>> unwritten;
+  // A foreign backend (a third-party library's kernels, gpu/foreign/foreign_backend.h): the bound of
+  // that library's own arithmetic on this case, derived beside its mapping with the reasoning, which
+  // judges the outputs in place of the operator's (the operator's own bound is still reported:
+  // CaseResult::worst_own). Unset for Touchstone's kernels.
+  std::optional<Tolerance> tolerance;
+  std::string ran;  // a foreign backend: the library operations that ran ("" = the operator's plan)
 };
 
 struct DeviceInfo {

@@ -43,6 +43,11 @@ struct Problem {
   // value's readers before its writer, where it otherwise runs the writer (invocation 0, the usual
   // one) first, and a missing barrier shows. make_problem() sets it when the seed's third bit is set.
   bool reverse_lanes = false;
+  // How make() drew inputs that are not arbitrary, for a backend that computes them itself instead
+  // of reading them: a foreign RoPE computes its own angles, so it is given the tables' first
+  // position and base ({"rope_pos": 17, "rope_base": 10000}). Empty for arbitrary inputs and for a
+  // problem read from a golden file (such a backend then cannot express the case).
+  Params made_from = Params::object();
 
   // The layout of one tensor (input or output) under `storage`.
   Layout layout(const std::string& tensor) const { return layout_from_name(Storage::parse(storage).of(tensor)); }

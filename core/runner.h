@@ -51,6 +51,10 @@ struct CaseResult {
   // (or any) case took. Empty when no plan ran (rejected, error, unsupported).
   std::string kernels;
   double worst = 0;                   // max |err| / allowed over outputs (<= 1 passes)
+  // A backend that states its own bound (RunOutput::tolerance): max |err| / the operator's own
+  // allowance, which may exceed 1 on a PASS (the library is less precise than the operator's
+  // kernels must be: a finding, reported, not a failure). -1 otherwise.
+  double worst_own = -1;
   double seconds = 0;
 };
 

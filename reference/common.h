@@ -16,7 +16,8 @@ namespace ts {
 Tensor uniform_tensor(DType t, Shape s, uint64_t seed, const std::string& name, double lo = -1, double hi = 1);
 
 // RoPE inverse frequency of pair i for a head of width d: theta^(-2i/d).
-inline double inv_freq(int64_t i, int64_t d, double theta = 10000.0) {
+constexpr double kRopeBase = 10000.0;
+inline double inv_freq(int64_t i, int64_t d, double theta = kRopeBase) {
   return std::pow(theta, -2.0 * double(i) / double(d));
 }
 

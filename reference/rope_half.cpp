@@ -29,6 +29,7 @@ Problem make(const Case& c) {
     sn = uniform_tensor(sn.dtype, sn.shape, c.seed, "sin");
   } else {
     fill_tables(cs, sn, pos, D);
+    p.made_from = {{"rope_pos", pos}, {"rope_base", kRopeBase}};
   }
   p.inputs["cos"] = std::move(cs);
   p.inputs["sin"] = std::move(sn);

@@ -33,6 +33,7 @@ Problem make(const Case& c) {
     }
   p.inputs["freqs_cos"] = std::move(fc);
   p.inputs["freqs_sin"] = std::move(fs);
+  p.made_from = {{"rope_pos", pos}, {"rope_base", kRopeBase}};
   return p;
 }
 

@@ -417,19 +417,21 @@ std::vector<Dispatch> plan(const Problem& p) {
 //  - The reciprocal and the final product are as before.
 // tests/test_tolerance_rounding.cpp emulates this arithmetic under every rounding direction.
 // The float16 / bfloat16 store and the reference's own rounding are added by derived_tolerance.
-Tolerance tolerance(const Problem& p) {
-  const double u = kUnitF32;
+// `u`: the unit roundoff of every operation (kUnitF32 here; sdpa_error_bound lets a foreign kernel
+// that computes in another precision state its bound with the same derivation). A gamma whose n u
+// reaches 1 bounds nothing: the bound is then infinite.
+Tensor error_bound(const Problem& p, double u, bool split) {
+  auto gamma = [u](double n) { return n * u < 1 ? n * u / (1 - n * u) : INFINITY; };
   const Tensor& qt = p.inputs.at("q");
   const int64_t S = qt.shape[1], Hq = qt.shape[2], D = qt.shape[3], Hkv = p.inputs.at("k").shape[2];
   const int64_t pos = input_pos(p), ctx = pos + S, group = Hq / Hkv;
   const double scale = scale_of(p);
   const Tensor kc = updated(p.inputs.at("k_cache"), p.inputs.at("k"), pos);
   const Tensor vc = updated(p.inputs.at("v_cache"), p.inputs.at("v"), pos);
-  const bool split = p.params.value("impl", "tiled") == "split";
   const SplitGeometry geo = split ? split_geometry(S, Hq, Hkv, D, ctx) : SplitGeometry{};
   const double k_split = double(std::min(geo.chunk, ctx) + geo.chunks);
-  const double g_dot = gamma_f32(double(D + 2));
-  const double g_av = gamma_f32(split ? k_split : double(ctx)), g_sum = gamma_f32(split ? k_split - 1 : double(ctx - 1));
+  const double g_dot = gamma(double(D + 2));
+  const double g_av = gamma(split ? k_split : double(ctx)), g_sum = gamma(split ? k_split - 1 : double(ctx - 1));
   const double exp_ulps = split ? 6 : 3;  // the exps' (3 + 2|t|)-ulp errors along one weight, |t| aside
   Tensor bound(DType::f64, qt.shape);
   double* E = reinterpret_cast<double*>(bound.bytes.data());
@@ -462,13 +464,17 @@ Tolerance tolerance(const Problem& p) {
         const Eigen::RowVectorXd t1 = (pw * (r + rbar)).matrix().transpose() * (Vn.rowwise() - out).cwiseAbs();
         const Eigen::RowVectorXd t2 = (pw * (1 + r)).matrix().transpose() * Va.topRows(n);
         for (int64_t d = 0; d < D; ++d) {
-          const double derived = rbar < 1 ? (t1[d] + c1 * t2[d]) / (1 - rbar) : INFINITY;
+          const double derived = rbar < 1 && std::isfinite(c1) ? (t1[d] + c1 * t2[d]) / (1 - rbar) : INFINITY;
           const double hull = Vn.col(d).maxCoeff() - Vn.col(d).minCoeff() + c1 * Va.topRows(n).col(d).maxCoeff();
-          E[row + d] = std::min(derived, hull) + double(ctx - n) * 0x1p-46 * vabs_all[d];
+          E[row + d] = std::isfinite(c1) ? std::min(derived, hull) + double(ctx - n) * 0x1p-46 * vabs_all[d] : INFINITY;
         }
       }
   }
-  return derived_tolerance(p.dtype, {{"out", std::move(bound)}});
+  return bound;
+}
+
+Tolerance tolerance(const Problem& p) {
+  return derived_tolerance(p.dtype, {{"out", error_bound(p, kUnitF32, p.params.value("impl", "tiled") == "split")}});
 }
 
 std::vector<Case> edge_cases(DType t) {
@@ -608,5 +614,7 @@ const OpDef& sdpa_op() {
       bytes_moved, flops};
   return op;
 }
+
+Tensor sdpa_error_bound(const Problem& p, double unit_roundoff) { return error_bound(p, unit_roundoff, false); }
 
 }  // namespace ts

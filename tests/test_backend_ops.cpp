@@ -87,7 +87,7 @@ TEST_P(BackendOps, LargeCasesPassPastTheIndexAndGridThresholds) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, BackendOps, ::testing::ValuesIn(known_backends()),
+INSTANTIATE_TEST_SUITE_P(All, BackendOps, ::testing::ValuesIn(kernel_backends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

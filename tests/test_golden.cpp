@@ -273,7 +273,7 @@ TEST(GoldenVerify, CommittedRopeHalfSetOnTheBackends) {
     if (fs::path(f).filename().string().rfind("rope_half-", 0) == 0) checks.push_back(check_golden(f));
   ASSERT_GE(checks.size(), 21u);  // 3 dtypes x (the smallest cases + one per class they miss + 4 rules)
   int ran = 0;
-  for (const std::string& name : known_backends()) {
+  for (const std::string& name : kernel_backends()) {
     std::string why;
     std::unique_ptr<Backend> b = open_backend(name, BackendConfig{}, &why);
     if (!b) {

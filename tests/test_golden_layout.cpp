@@ -71,7 +71,7 @@ TEST(GoldenHoldoutBf16, VerifiesOnTheBackends) {
   std::vector<GoldenCheck> checks;
   for (auto& f : holdout_files()) checks.push_back(check_golden(f));
   int ran = 0;
-  for (const std::string& name : known_backends()) {
+  for (const std::string& name : kernel_backends()) {
     std::string why;
     std::unique_ptr<Backend> b = open_backend(name, BackendConfig{}, &why);
     if (!b) continue;
@@ -106,7 +106,7 @@ TEST(GoldenVerifyLayout, BadStoragesAreUsageErrors) {
 // reason, and with nothing left to run the command is a usage error.
 TEST(GoldenVerifyLayout, GoldensWhoseOperatorCannotTakeTheStorageAreSkipped) {
   std::string backend;
-  for (const std::string& name : known_backends()) {
+  for (const std::string& name : kernel_backends()) {
     std::string why;
     if (open_backend(name, BackendConfig{}, &why)) {
       backend = name;
@@ -126,7 +126,7 @@ TEST(GoldenVerifyLayout, GoldensWhoseOperatorCannotTakeTheStorageAreSkipped) {
 // accessor kernels (gpu/ACCESSORS.md) to pass.
 TEST(GoldenVerifyLayout, LogicalGoldensPassInAnotherStorage) {
   int ran = 0;
-  for (const std::string& name : known_backends()) {
+  for (const std::string& name : kernel_backends()) {
     std::string why;
     if (!open_backend(name, BackendConfig{}, &why)) continue;
     ++ran;

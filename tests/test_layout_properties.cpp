@@ -71,7 +71,7 @@ TEST_P(LayoutProperties, SameCaseInTwoLayoutsGivesTheSameOutputs) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, LayoutProperties, ::testing::ValuesIn(known_backends()),
+INSTANTIATE_TEST_SUITE_P(All, LayoutProperties, ::testing::ValuesIn(kernel_backends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

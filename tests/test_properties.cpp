@@ -185,7 +185,7 @@ TEST_P(Properties, RopeCisEqualsRopeLlamaOnPairs) {
   }));
 }
 
-INSTANTIATE_TEST_SUITE_P(All, Properties, ::testing::ValuesIn(known_backends()),
+INSTANTIATE_TEST_SUITE_P(All, Properties, ::testing::ValuesIn(kernel_backends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

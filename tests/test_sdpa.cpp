@@ -209,7 +209,7 @@ TEST_P(SdpaBackend, EveryRuleRejectedBeforeAnything) {
   EXPECT_EQ(backend().run(sdpa_op(), d6).violation.message, "sdpa: head_dim (6) must be a multiple of 4 [head_dim_multiple_of_4]");
 }
 
-INSTANTIATE_TEST_SUITE_P(All, SdpaBackend, ::testing::ValuesIn(known_backends()),
+INSTANTIATE_TEST_SUITE_P(All, SdpaBackend, ::testing::ValuesIn(kernel_backends()),
                          [](const auto& info) { return info.param; });
 
 // Wall time of backend.run for naive, tiled and split on one decode and one prefill shape, float32,
@@ -267,7 +267,7 @@ TEST_P(SdpaTiming, DISABLED_DecodeAndPrefill) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, SdpaTiming, ::testing::ValuesIn(known_backends()),
+INSTANTIATE_TEST_SUITE_P(All, SdpaTiming, ::testing::ValuesIn(kernel_backends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

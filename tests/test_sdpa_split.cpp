@@ -77,7 +77,7 @@ TEST_P(SdpaSplit, ShuffleGroupsPastTheDevicesSubgroupsAreUnsupported) {
   EXPECT_EQ(r.capability, "subgroups") << "what check --expect holds a device to";
 }
 
-INSTANTIATE_TEST_SUITE_P(All, SdpaSplit, ::testing::ValuesIn(known_backends()), [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(All, SdpaSplit, ::testing::ValuesIn(kernel_backends()), [](const auto& info) { return info.param; });
 
 // The combine weighs every chunk as if its max were the row's: a_j = exp(m_j - m_j) = 1 instead of
 // exp(m_j - M) (a_j is set to 1 right after it is computed, in add_chunk, for every chunk).
@@ -113,7 +113,7 @@ TEST_P(SdpaSplitBug, CombineWithoutRescaleIsCaughtShrunkAndReproduced) {
   EXPECT_EQ(judge(prepare(shrunk), *good).outcome, Outcome::pass) << "the shipped kernels pass the shrunk case";
 }
 
-INSTANTIATE_TEST_SUITE_P(All, SdpaSplitBug, ::testing::ValuesIn(known_backends()),
+INSTANTIATE_TEST_SUITE_P(All, SdpaSplitBug, ::testing::ValuesIn(kernel_backends()),
                          [](const auto& info) { return info.param; });
 
 // The decode partial with one line spliced in (before the line holding `anchor`, GLSL / WGSL) must

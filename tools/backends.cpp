@@ -6,6 +6,8 @@
 
 #include "core/contract.h"
 #include "core/profile.h"
+#include "gpu/ggml/ggml_backend.h"
+#include "gpu/ort/ort_backend.h"
 #include "gpu/vulkan/vulkan_backend.h"
 #ifdef TS_HAVE_WEBGPU
 #include "gpu/webgpu/webgpu_backend.h"
@@ -14,16 +16,30 @@
 namespace ts {
 
 const std::vector<std::string>& known_backends() {
+  // Touchstone's kernels, then the foreign ones (third-party kernels: gpu/foreign/foreign_backend.h).
+  static const std::vector<std::string> names = {"vulkan", "webgpu", "ggml-vulkan", "ort-webgpu"};
+  return names;
+}
+
+const std::vector<std::string>& kernel_backends() {
   static const std::vector<std::string> names = {"vulkan", "webgpu"};
   return names;
 }
+
+namespace {
+std::string known_list() {
+  std::string s;
+  for (const std::string& n : known_backends()) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+}  // namespace
 
 std::vector<std::string> backend_names(const BackendOptions& o) {
   const auto& known = known_backends();
   for (const std::string& n : o.names) {
     if (n == "all" && o.names.size() > 1) throw UsageError("--backend all names every backend; name no other beside it");
     if (n != "all" && std::find(known.begin(), known.end(), n) == known.end())
-      throw UsageError(cat("unknown backend '", n, "' (known: vulkan, webgpu, all)"));
+      throw UsageError(cat("unknown backend '", n, "' (known: ", known_list(), ", all)"));
   }
   return o.names.empty() || o.names[0] == "all" ? known : o.names;
 }
@@ -70,8 +86,26 @@ std::unique_ptr<Backend> open_backend(const std::string& name, const BackendOpti
 #else
     *why_not = "this build has no WebGPU backend";
 #endif
+  } else if (name == "ggml-vulkan") {
+    GgmlOptions o;
+    o.device = VulkanBackend::device_index(opt.device, why_not);
+    if (o.device < 0) {
+      *why_not = cat("ggml-vulkan: ", opt.device.empty() ? "" : cat("--device '", opt.device, "': "), *why_not);
+      return nullptr;
+    }
+    o.timeout_ms = opt.timeout_ms + opt.compile_timeout_ms;  // a library compiles on first use, inside its call
+    b = open_ggml_vulkan(o, why_not);
+  } else if (name == "ort-webgpu") {
+    // ORT picks its own WebGPU adapter (onnxruntime-node names none): --device cannot steer it.
+    if (!opt.device.empty()) {
+      *why_not = cat("ort-webgpu: --device '", opt.device, "' cannot be honoured: onnxruntime-node chooses its WebGPU adapter itself");
+      return nullptr;
+    }
+    OrtOptions o;
+    o.timeout_ms = opt.timeout_ms + opt.compile_timeout_ms;
+    b = open_ort_webgpu(o, why_not);
   } else {
-    throw UsageError(cat("unknown backend '", name, "' (known: vulkan, webgpu, all)"));
+    throw UsageError(cat("unknown backend '", name, "' (known: ", known_list(), ", all)"));
   }
   if (!b && why_not->empty()) *why_not = "not available";
   return b;
@@ -92,7 +126,7 @@ std::vector<BackendSlot> open_backends(const BackendOptions& o) {
   std::vector<std::future<void>> opening;
   for (BackendSlot& s : slots)
     opening.push_back(std::async(std::launch::async, [&s, &o] {
-      Phase ph(s.name == "vulkan" ? "open: vulkan" : "open: webgpu");
+      Phase ph(s.name == "vulkan" ? "open: vulkan" : s.name == "webgpu" ? "open: webgpu" : "open: foreign");
       s.backend = open_backend(s.name, o, &s.unavailable);
     }));
   for (auto& f : opening) f.get();

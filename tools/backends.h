@@ -19,7 +19,8 @@ struct BackendSlot {
   bool requested = false;            // named explicitly by the user (then unavailability is an error)
 };
 
-const std::vector<std::string>& known_backends();  // {"vulkan", "webgpu"}
+const std::vector<std::string>& known_backends();   // every backend: kernel_backends(), then the foreign ones
+const std::vector<std::string>& kernel_backends();  // those that run Touchstone's kernels: {"vulkan", "webgpu"}
 
 using BackendConfig = BackendOptions;  // the name tests use for a backend's settings
 

@@ -669,7 +669,9 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
         }
         g.tally.add(r.outcome, mark, r.worst, r.seconds);
         ++run.runs;
-        if (r.outcome != Outcome::rejected && r.outcome != Outcome::unsupported)
+        // A foreign backend runs a library's kernels, whose paths are not the plan's.
+        const bool own_kernels = std::find(kernel_backends().begin(), kernel_backends().end(), r.backend) != kernel_backends().end();
+        if (own_kernels && r.outcome != Outcome::rejected && r.outcome != Outcome::unsupported)
           if (const char* path = capability_path(capabilities[s], t, e.problem.fallback_paths)) run.paths[r.backend][path]++;
         const bool unexpected = mark == Mark::none && is_failure(r.outcome);
         failing += unexpected || mark == Mark::xpass || mark == Mark::unexpected_unsupported;

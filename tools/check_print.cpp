@@ -36,7 +36,7 @@ void print_summary(const CheckOptions& o, const CheckRun& run, const std::vector
                                             "): partial results").c_str());
   // What the sweep compiled: the cost of a cold run (caches: README "Caches").
   for (const BackendSlot& s : slots)
-    if (s.backend)
+    if (s.backend && s.backend->pipelines_new + s.backend->pipelines_reused)
       std::printf("%s pipelines: %llu compiled, %llu reused\n", s.name.c_str(),
                   (unsigned long long)s.backend->pipelines_new, (unsigned long long)s.backend->pipelines_reused);
   std::printf("\nCoverage (cases per class, over all dtypes; 0 = the sweep missed it):\n");

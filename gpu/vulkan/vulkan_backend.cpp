@@ -487,6 +487,20 @@ std::string VulkanBackend::device_name(const std::string& selector, std::string*
   }
 }
 
+int VulkanBackend::device_index(const std::string& selector, std::string* why_not) {
+  try {
+    vk::Instance instance(false);
+    const vk::Adapter pick = vk::select_adapter(instance, selector);
+    const auto all = vk::adapters(instance);
+    for (size_t i = 0; i < all.size(); ++i)
+      if (all[i].handle == pick.handle) return int(i);
+    throw std::runtime_error("the selected device is not among the instance's devices");
+  } catch (const std::exception& e) {
+    if (why_not) *why_not = e.what();
+    return -1;
+  }
+}
+
 DeviceInfo VulkanBackend::info() const {
   const vk::Adapter& a = s_->adapter;
   const vk::Features& f = a.features;

@@ -42,6 +42,9 @@ class VulkanBackend : public GpuBackend {
   // adapters are named, so WebGPU can select the same device. "" and *why_not when none matches, or
   // when devices sharing the name make the pick impossible to tell apart by name.
   static std::string device_name(const std::string& selector, std::string* why_not);
+  // The position of that device among vkEnumeratePhysicalDevices' (what GGML_VK_VISIBLE_DEVICES
+  // counts), so that a foreign Vulkan library runs on the device this backend picks; -1 on failure.
+  static int device_index(const std::string& selector, std::string* why_not);
   ~VulkanBackend() override;
 
   DeviceInfo info() const override;

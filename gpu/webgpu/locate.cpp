@@ -1,6 +1,5 @@
 #include "gpu/webgpu/locate.h"
 
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -23,37 +22,12 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-bool executable(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
-}
-
 bool has_webgpu(const fs::path& dir) {
   std::error_code ec;
   return fs::is_regular_file(dir / "node_modules" / "webgpu" / "package.json", ec);
 }
 
 }  // namespace
-
-std::string find_node(const std::string& requested, std::string* why_not) {
-  std::string want = !requested.empty() ? requested : !env("TOUCHSTONE_NODE").empty() ? env("TOUCHSTONE_NODE") : "node";
-  if (want.find('/') != std::string::npos) {
-    if (executable(want)) return fs::absolute(want).string();
-    *why_not = cat("webgpu: node '", want, "' is not an executable file");
-    return "";
-  }
-  const std::string path = env("PATH");
-  size_t at = 0;
-  while (at <= path.size()) {
-    size_t colon = path.find(':', at);
-    std::string dir = path.substr(at, colon == std::string::npos ? std::string::npos : colon - at);
-    at = colon == std::string::npos ? path.size() + 1 : colon + 1;
-    fs::path p = fs::path(dir.empty() ? "." : dir) / want;
-    if (executable(p)) return fs::absolute(p).string();
-  }
-  *why_not = cat("webgpu: '", want, "' not found on PATH: install Node.js (ci/setup.sh) or set TOUCHSTONE_NODE");
-  return "";
-}
 
 std::string find_modules_dir(const std::string& requested, std::string* why_not) {
   std::vector<fs::path> candidates;

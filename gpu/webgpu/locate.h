@@ -5,9 +5,6 @@
 
 namespace ts::webgpu {
 
-// An executable node: `requested` (a path, or a name looked up on PATH), else $TOUCHSTONE_NODE,
-// else `node` on PATH. Empty, with the reason in *why_not, if there is none.
-std::string find_node(const std::string& requested, std::string* why_not);
 
 // `requested` if given, else the first of $TOUCHSTONE_WEBGPU_DIR, <exe dir>/../gpu/webgpu,
 // <exe dir>/gpu/webgpu and the source tree's gpu/webgpu that holds node_modules/webgpu.

@@ -16,17 +16,18 @@
 #include "core/profile.h"
 #include "gpu/embedded.h"
 #include "gpu/kernel_source.h"
+#include "gpu/node.h"
 #include "gpu/webgpu/locate.h"
-#include "gpu/webgpu/worker_process.h"
+#include "gpu/worker_process.h"
 
 namespace ts {
 
-using webgpu::Frame;
-using webgpu::FrameType;
+using ts::Frame;
+using ts::FrameType;
 using webgpu::UniformMember;
 using webgpu::WgslResources;
-using webgpu::WorkerLost;
-using webgpu::WorkerProcess;
+using ts::WorkerLost;
+using ts::WorkerProcess;
 using json = nlohmann::json;
 
 namespace {
@@ -176,8 +177,8 @@ std::unique_ptr<WebGpuBackend> WebGpuBackend::create(const WebGpuOptions& option
     if (why_not) *why_not = std::move(msg);
     return nullptr;
   };
-  const std::string node = webgpu::find_node(options.node, &why);
-  if (node.empty()) return fail(why);
+  const std::string node = find_node(options.node, &why);
+  if (node.empty()) return fail("webgpu: " + why);
   const std::string modules = webgpu::find_modules_dir(options.modules, &why);
   if (modules.empty()) return fail(why);
   try {

@@ -17,14 +17,12 @@
 
 #include "gpu/gpu_backend.h"
 #include "gpu/webgpu/accessors.h"
-#include "gpu/webgpu/protocol.h"
+#include "gpu/worker_protocol.h"
 #include "gpu/webgpu/wgsl_reflect.h"
 
 namespace ts {
 
-namespace webgpu {
 class WorkerProcess;
-}  // namespace webgpu
 
 struct WebGpuOptions {
   std::string node = "";     // path to node; default: $TOUCHSTONE_NODE, else `node` on PATH
@@ -84,7 +82,7 @@ class WebGpuBackend : public GpuBackend {
   };
   // A Dawn worker process and the shaders it was handed to compile ahead.
   struct Worker {
-    std::unique_ptr<webgpu::WorkerProcess> process;
+    std::unique_ptr<WorkerProcess> process;
     // Cases run on several threads at once (concurrency()). `mu` is held while a thread speaks to
     // the worker (a RUN, a restart, PREPAREs); `queue_mu` guards `prepared` and `pending`, so that
     // a compile-ahead hint never waits for a RUN: it is queued, and whoever holds `mu` sends it.
@@ -106,7 +104,7 @@ class WebGpuBackend : public GpuBackend {
   size_t route(const std::vector<std::string>& shader_keys) const;
   // Sends the plan as one RUN (timing null) or TIME request and returns the worker's reply;
   // `snapshots` receives (buffer, kernel) for each scratch snapshot the reply holds.
-  webgpu::Frame call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
+  Frame call(const std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, DType dtype,
                      const TimingBudget* timing, std::vector<std::pair<size_t, std::string>>& snapshots);
   // Cached per (kernel source, case dtype, defines, layout and dtype of each declared tensor).
   // `forms`: the layout and dtype of every tensor of the case, by name.

@@ -1,4 +1,4 @@
-#include "gpu/webgpu/worker_process.h"
+#include "gpu/worker_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,7 +18,7 @@
 
 extern char** environ;
 
-namespace ts::webgpu {
+namespace ts {
 
 namespace {
 
@@ -67,16 +67,16 @@ int remaining_ms(std::chrono::steady_clock::time_point deadline) {
 
 }  // namespace
 
-WorkerProcess::WorkerProcess(const std::vector<std::string>& argv) {
+WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, std::string label) : label_(std::move(label)) {
   int in[2], out[2], err[2];
-  if (pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error(cat("webgpu: pipe: ", std::strerror(errno)));
+  if (pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error(cat(label_, ": pipe: ", std::strerror(errno)));
   if (pipe2(out, O_CLOEXEC) != 0) {
     close(in[0]), close(in[1]);
-    throw std::runtime_error(cat("webgpu: pipe: ", std::strerror(errno)));
+    throw std::runtime_error(cat(label_, ": pipe: ", std::strerror(errno)));
   }
   if (pipe2(err, O_CLOEXEC) != 0) {
     close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-    throw std::runtime_error(cat("webgpu: pipe: ", std::strerror(errno)));
+    throw std::runtime_error(cat(label_, ": pipe: ", std::strerror(errno)));
   }
   // dup2 clears close-on-exec on the child's 0/1/2 only; every other descriptor, ours included,
   // stays out of the child.
@@ -95,7 +95,7 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv) {
   if (rc != 0) {
     pid_ = -1;
     close_fd(in_), close_fd(out_), close_fd(err_);
-    throw std::runtime_error(cat("webgpu: cannot start ", argv[0], ": ", std::strerror(rc)));
+    throw std::runtime_error(cat(label_, ": cannot start ", argv[0], ": ", std::strerror(rc)));
   }
   set_nonblocking(in_);
   set_nonblocking(out_);
@@ -132,7 +132,7 @@ std::string WorkerProcess::exit_status_text() const {
 void WorkerProcess::lost(const std::string& why) {
   pid_t pid = pid_;
   stop(std::chrono::milliseconds(0));  // a worker that failed us gets no grace period
-  std::string msg = cat("webgpu: worker (pid ", pid, ") ", why, "; it ", exit_status_text());
+  std::string msg = cat(label_, ": worker (pid ", pid, ") ", why, "; it ", exit_status_text());
   if (!tail_.empty()) msg += cat("; its stderr ends with:\n", tail_);
   throw WorkerLost(msg);
 }
@@ -220,11 +220,11 @@ Frame WorkerProcess::call(FrameType type, const std::vector<std::span<const uint
 
 void WorkerProcess::post(FrameType type, const std::vector<std::span<const uint8_t>>& parts,
                          std::chrono::milliseconds timeout) {
-  if (!alive()) throw WorkerLost("webgpu: worker is not running");
+  if (!alive()) throw WorkerLost(cat(label_, ": worker is not running"));
   const Deadline deadline = std::chrono::steady_clock::now() + timeout;
   uint64_t len = 1;
   for (auto p : parts) len += p.size();
-  if (len > UINT32_MAX) throw std::runtime_error(cat("webgpu: a request of ", len, " bytes exceeds the 4 GiB frame limit"));
+  if (len > UINT32_MAX) throw std::runtime_error(cat(label_, ": a request of ", len, " bytes exceeds the 4 GiB frame limit"));
   uint8_t head[5];
   const uint32_t len32 = uint32_t(len);
   std::memcpy(head, &len32, 4);  // little-endian hosts only (x86-64, arm64)
@@ -234,4 +234,4 @@ void WorkerProcess::post(FrameType type, const std::vector<std::span<const uint8
   write_all(std::move(all), deadline);
 }
 
-}  // namespace ts::webgpu
+}  // namespace ts

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "gpu/webgpu/protocol.h"
+#include "gpu/worker_protocol.h"
 
-namespace ts::webgpu {
+namespace ts {
 
 // The worker died or did not answer in time. It has been killed and reaped; the message names the
 // cause and carries the tail of its stderr.
@@ -25,8 +25,9 @@ class WorkerProcess {
  public:
   static constexpr size_t kStderrTail = 16 * 1024;
 
-  // Starts argv[0] (a path) with argv; throws std::runtime_error if it cannot be started.
-  explicit WorkerProcess(const std::vector<std::string>& argv);
+  // Starts argv[0] (a path) with argv; throws std::runtime_error if it cannot be started. `label`
+  // begins every message ("webgpu: worker (pid 12) ...").
+  explicit WorkerProcess(const std::vector<std::string>& argv, std::string label = "webgpu");
   ~WorkerProcess();  // stop()
   // Closes the child's stdin (the worker leaves on its own), kills it if it lingers past `grace`,
   // reaps it and keeps what it wrote to stderr. Idempotent.
@@ -59,6 +60,7 @@ class WorkerProcess {
   int status_ = 0;  // waitpid status once reaped
   int in_ = -1, out_ = -1, err_ = -1;
   std::string tail_;
+  std::string label_;
 };
 
-}  // namespace ts::webgpu
+}  // namespace ts

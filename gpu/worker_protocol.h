@@ -1,10 +1,11 @@
 #pragma once
-// Frames between WebGpuBackend and gpu/webgpu/worker.mjs (the full description: PROTOCOL.md).
+// Frames between a backend and its worker process: gpu/webgpu/worker.mjs (gpu/webgpu/PROTOCOL.md)
+// and the foreign workers (gpu/foreign/PROTOCOL.md, which use info, run, result and error).
 // A frame is u32 length (little-endian, counting the type byte and the payload), u8 type, payload.
 #include <cstdint>
 #include <vector>
 
-namespace ts::webgpu {
+namespace ts {
 
 enum class FrameType : uint8_t {
   info = 1,    // request: empty; reply: JSON {adapter, features, limits, flags}
@@ -21,4 +22,4 @@ struct Frame {
   std::vector<uint8_t> payload;
 };
 
-}  // namespace ts::webgpu
+}  // namespace ts
