@@ -92,16 +92,37 @@ TEST(ForeignBackends, TheContractRejectsBeforeTheLibrarySeesTheCase) {
   }
 }
 
+// rope_half asked of ggml whatever the dtype (the mapping refuses bfloat16 because of what follows).
+Mapping rope_asked_anyway(Mapping m) {
+  m.express = [](const Problem& p) {
+    const Tensor& x = p.inputs.at("x");
+    ForeignCall c;
+    c.op = "rope";
+    c.attrs = {{"mode", {{"i", 2}}}, {"seq_axis", {{"i", 2}}}, {"freq_base", {{"f", 10000.0}}}};
+    Tensor pos(DType::i32, {x.shape[2]});
+    for (int64_t i = 0; i < pos.numel(); ++i) pos.set(i, double(i));  // the cases below start at 0
+    c.inputs = {{"pos", pos}, {"x", x}};
+    c.ran = "ROPE (NEOX)";
+    c.outputs = {{"x", p.dtype}};
+    return Expressed{std::move(c)};
+  };
+  return m;
+}
+
 TEST(ForeignBackends, ALibraryThatAbortsEndsOneCaseNotTheRun) {
-  auto b = ggml();
+  std::vector<Mapping> keep;
+  auto b = ggml("rope_half", rope_asked_anyway, &keep);
   if (!b) GTEST_SKIP() << "ggml-vulkan is not installed here";
   // ggml-vulkan's supports_op accepts a bfloat16 ROPE that it has no kernel for: it aborts
-  // (FINDINGS.md). The worker dies; the case is ERROR, and the next one runs on a fresh worker.
+  // (gpu/ggml/README.md). The worker dies; the case is ERROR, and the next one runs on a fresh worker.
   const CaseResult bad = judge(prepare(Case::parse("rope_half/B=1,H=1,S=2,D=4/bfloat16/buffer/seed=2")), *b);
   EXPECT_EQ(bad.outcome, Outcome::error);
   EXPECT_NE(bad.detail.find("Aborted"), std::string::npos) << bad.detail;
   const CaseResult good = judge(prepare(Case::parse("rope_half/B=1,H=1,S=2,D=4/float32/buffer/seed=2")), *b);
   EXPECT_EQ(good.outcome, Outcome::pass) << good.detail;
+  auto fine = ggml();
+  const CaseResult refused = judge(prepare(Case::parse("rope_half/B=1,H=1,S=2,D=4/bfloat16/buffer/seed=2")), *fine);
+  EXPECT_EQ(refused.outcome, Outcome::unsupported) << refused.detail;
 }
 
 TEST(ForeignBackends, UnexpressibleCasesAreUnsupportedWithTheReason) {

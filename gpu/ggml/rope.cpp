@@ -70,6 +70,9 @@ Tensor rope_bound(const Problem& p, const Tensor& x, int seq_axis, Pairing pairi
 std::optional<std::string> angles_known(const Problem& p) {
   if (!p.made_from.contains("rope_pos"))
     return "arbitrary cos/sin tables: ggml_rope_ext computes its own angles from positions and a base";
+  // Asked anyway, ggml-vulkan accepts the node (supports_op) and then aborts: it has no such
+  // pipeline (gpu/ggml/README.md, "Findings"; tests/test_foreign.cpp asks it on purpose).
+  if (p.dtype == DType::bf16) return "no bfloat16 ROPE kernel (its supports_op claims one, and the library aborts)";
   return std::nullopt;
 }
 
