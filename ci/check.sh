@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, and run `touchstone check` on the backends this
-# machine is expected to have: TS_BACKENDS (default vulkan,webgpu; e.g. TS_BACKENDS=vulkan on a
+# machine is expected to have: TS_BACKENDS (default vulkan,webgpu and the foreign ggml-vulkan,ort-webgpu; e.g. TS_BACKENDS=vulkan on a
 # machine without Node). A named backend that cannot run fails the job (exit 2) instead of leaving
 # its kernels unchecked. The backends are held to the device profile TS_PROFILE (ci/profiles/NAME.json
 # or a path; default lavapipe, the device ci/setup.sh installs; empty: none): a capability it lists
@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
 TS_TARGETS=touchstone bash ci/build.sh build  # the main job needs the binary, not the tests
-backend=(--backend "${TS_BACKENDS:-vulkan,webgpu}")
+backend=(--backend "${TS_BACKENDS:-vulkan,webgpu,ggml-vulkan,ort-webgpu}")
 profile=${TS_PROFILE-lavapipe}
 expect=()
 [ -n "$profile" ] && expect=(--expect "$profile")

@@ -2,10 +2,10 @@
 # The test suite: install what is missing, build, run ctest; then build and run the suite once
 # more under AddressSanitizer + UndefinedBehaviorSanitizer (set TS_SKIP_SANITIZE=1 to skip that).
 # The ctest cli_expected_backends_available fails unless every backend in TS_BACKENDS (default
-# vulkan,webgpu) runs on this machine: a missing backend fails the suite, never skips it quietly.
+# vulkan,webgpu,ggml-vulkan,ort-webgpu) runs on this machine: a missing backend fails the suite, never skips it quietly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export TS_BACKENDS=${TS_BACKENDS:-vulkan,webgpu}
+export TS_BACKENDS=${TS_BACKENDS:-vulkan,webgpu,ggml-vulkan,ort-webgpu}
 bash ci/setup.sh
 bash ci/build.sh build
 (cd build && ctest --output-on-failure -j "${TS_JOBS:-2}" --timeout 600)

@@ -41,6 +41,15 @@ std::vector<std::string> backend_names(const BackendOptions& o) {
     if (n != "all" && std::find(known.begin(), known.end(), n) == known.end())
       throw UsageError(cat("unknown backend '", n, "' (known: ", known_list(), ", all)"));
   }
+  // --kernels replaces Touchstone's kernels: the foreign backends run their libraries' instead.
+  if (!o.kernels.dir.empty()) {
+    const auto& own = kernel_backends();
+    for (const std::string& n : o.names)
+      if (n != "all" && std::find(own.begin(), own.end(), n) == own.end())
+        throw UsageError(cat("--kernels replaces Touchstone's kernels, and backend '", n,
+                             "' runs a library's own: name vulkan or webgpu"));
+    return o.names.empty() || o.names[0] == "all" ? own : o.names;
+  }
   return o.names.empty() || o.names[0] == "all" ? known : o.names;
 }
 

@@ -121,6 +121,7 @@ json case_json(const CaseResult& r, const CaseNote& n) {
   if (!r.capability.empty()) c["capability"] = r.capability;
   if (!r.detail.empty()) c["detail"] = r.detail;
   if (!r.kernels.empty()) c["kernels"] = r.kernels;
+  if (r.worst_own >= 0) c["worst_own"] = number(r.worst_own);
   if (n.xfail) c["xfail"] = xfail_json(*n.xfail);
   if (is_failure(r.outcome) || n.mark == Mark::xpass || n.mark == Mark::unexpected_unsupported) c["repro"] = repro_line(r.id, r.backend, n.kernels);
   json outs = json::array();
