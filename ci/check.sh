@@ -6,7 +6,8 @@
 # or a path; default lavapipe, the device ci/setup.sh installs; empty: none): a capability it lists
 # that a backend lacks fails the job (exit 2), and a case UNSUPPORTED for one fails the run (exit 1).
 # Extra arguments go to `touchstone check` (e.g. --op rope_llama --junit check.xml); a --backend or
-# --expect among them replaces TS_BACKENDS or TS_PROFILE.
+# --expect among them replaces TS_BACKENDS or TS_PROFILE, an --xfail the profile's known failures
+# (ci/xfail/PROFILE.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
@@ -15,10 +16,14 @@ backend=(--backend "${TS_BACKENDS:-vulkan,webgpu,ggml-vulkan,ort-webgpu}")
 profile=${TS_PROFILE-lavapipe}
 expect=()
 [ -n "$profile" ] && expect=(--expect "$profile")
+# The profile's known failures (ci/xfail/PROFILE.txt: findings in the foreign backends' libraries).
+xfail=()
+[ -n "$profile" ] && [ -f "ci/xfail/$profile.txt" ] && xfail=(--xfail "ci/xfail/$profile.txt")
 for a in "$@"; do
   case $a in
     --backend|--backend=*) backend=() ;;
     --expect|--expect=*) expect=() ;;
+    --xfail|--xfail=*) xfail=() ;;
   esac
 done
-exec ./build/touchstone check "${backend[@]}" "${expect[@]}" "$@"
+exec ./build/touchstone check "${backend[@]}" "${expect[@]}" "${xfail[@]}" "$@"

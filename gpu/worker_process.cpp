@@ -1,5 +1,7 @@
 #include "gpu/worker_process.h"
 
+#include <filesystem>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -232,6 +234,21 @@ void WorkerProcess::post(FrameType type, const std::vector<std::span<const uint8
   std::vector<std::span<const uint8_t>> all = {head};
   all.insert(all.end(), parts.begin(), parts.end());
   write_all(std::move(all), deadline);
+}
+
+std::string find_layer_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const fs::path dir = exe.parent_path();
+  return fs::is_regular_file(dir / "ts_roll_loops_layer.json", ec) ? dir.string() : "";
+}
+
+std::vector<std::string> roll_loops_env() {
+  const std::string dir = find_layer_dir();
+  if (dir.empty()) return {};
+  return {"VK_ADD_LAYER_PATH=" + dir, "VK_INSTANCE_LAYERS=VK_LAYER_TOUCHSTONE_roll_loops"};
 }
 
 }  // namespace ts

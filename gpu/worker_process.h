@@ -63,4 +63,13 @@ class WorkerProcess {
   std::string label_;
 };
 
+// The directory of the Vulkan layer the workers run with (ts_roll_loops_layer.json, built beside
+// touchstone: gpu/vulkan/roll_loops_layer.cpp), or "" where there is none: then a CPU device
+// compiles the workers' kernels with their loops unrolled, slower on a cold sweep and the same
+// otherwise.
+std::string find_layer_dir();
+// The same as `VAR=value` words for /usr/bin/env, for a worker whose library creates its own Vulkan
+// instance (ggml, ONNX Runtime's Dawn): empty where there is no layer.
+std::vector<std::string> roll_loops_env();
+
 }  // namespace ts

@@ -10,9 +10,24 @@ strip -o "$out/touchstone" build/touchstone
 # The Dawn workers' Vulkan layer, found beside touchstone (a pass-through on a GPU).
 strip -o "$out/libts_roll_loops_layer.so" build/libts_roll_loops_layer.so
 cp build/ts_roll_loops_layer.json "$out/"
-# The test binary travels as xz (13 MiB plain would take the bundle past the 64 MiB a run carries);
-# run.sh unpacks it beside touchstone.
-strip -o "$out/touchstone_tests" build/touchstone_tests && xz -T2 -6 "$out/touchstone_tests"
+# TS_BUNDLE_FOREIGN=1: the foreign backends' libraries (ggml-vulkan's worker and libraries, ORT's
+# linux-x64 addon) instead of the test binary and Dawn, which together would pass the 64 MiB a run
+# carries.
+foreign=${TS_BUNDLE_FOREIGN:-0}
+if [ "$foreign" = 1 ]; then
+  mkdir -p "$out/ggml" "$out/ort"
+  strip -o "$out/ggml/ts_ggml_worker" build/ts_ggml_worker
+  for l in libggml-base.so libggml-vulkan.so; do
+    xz -T2 -6 -c "gpu/ggml/vendor/linux-x64-vulkan/bins/linux-x64-vulkan/$l" > "$out/ggml/$l.xz"
+  done
+  cp gpu/ort/worker.mjs gpu/ort/package.json "$out/ort/"
+  tar -C gpu/ort/node_modules -cf - --exclude='onnxruntime-node/bin/napi-v6/darwin' --exclude='onnxruntime-node/bin/napi-v6/win32' \
+      --exclude='onnxruntime-node/bin/napi-v6/linux/arm64' . | xz -T2 -6 > "$out/ort/node_modules.tar.xz"
+else
+  # The test binary travels as xz (13 MiB plain would take the bundle past the 64 MiB a run carries);
+  # run.sh unpacks it beside touchstone.
+  strip -o "$out/touchstone_tests" build/touchstone_tests && xz -T2 -6 "$out/touchstone_tests"
+fi
 cp -L /usr/lib/x86_64-linux-gnu/libspirv-cross-c-shared.so.0 "$out/lib/"
 # OpenBLAS (the references' GEMM) and the Fortran runtime it links: 40 MiB plain, ~5 MiB as xz.
 for l in openblas-pthread/libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
@@ -24,9 +39,11 @@ done
 cache=/tmp/ts-node-$(node --version).xz
 [ -f "$cache" ] || xz -T2 -6 -c "$(command -v node)" > "$cache"
 cp "$cache" "$out/node.xz"
-cp gpu/webgpu/package.json "$out/webgpu/"
-# Only the linux-x64 addon: the package ships every platform's (130 MiB).
-tar -C gpu/webgpu/node_modules -cf - --exclude='webgpu/dist/[dw]*' --exclude='webgpu/dist/linux-arm64' webgpu \
-  | xz -T2 -6 > "$out/webgpu/webgpu.tar.xz"
+if [ "$foreign" != 1 ]; then
+  cp gpu/webgpu/package.json "$out/webgpu/"
+  # Only the linux-x64 addon: the package ships every platform's (130 MiB).
+  tar -C gpu/webgpu/node_modules -cf - --exclude='webgpu/dist/[dw]*' --exclude='webgpu/dist/linux-arm64' webgpu \
+    | xz -T2 -6 > "$out/webgpu/webgpu.tar.xz"
+fi
 cp ci/gpu/run.sh ci/gpu/check.sh "$out/"
 du -sh "$out"

@@ -11,7 +11,21 @@ export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 mkdir -p /tmp/ts-lib && for f in "$here"/lib/*.xz; do xz -dc "$f" > "/tmp/ts-lib/$(basename "$f" .xz)"; done
 export LD_LIBRARY_PATH="$here/lib:/tmp/ts-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 mkdir -p /tmp/ts-node && xz -dc "$here/node.xz" > /tmp/ts-node/node && chmod +x /tmp/ts-node/node
-mkdir -p /tmp/ts-webgpu/node_modules && tar -C /tmp/ts-webgpu/node_modules -xJf "$here/webgpu/webgpu.tar.xz"
-cp "$here/webgpu/package.json" /tmp/ts-webgpu/
-export TOUCHSTONE_NODE=/tmp/ts-node/node TOUCHSTONE_WEBGPU_DIR=/tmp/ts-webgpu
+if [ -f "$here/webgpu/webgpu.tar.xz" ]; then
+  mkdir -p /tmp/ts-webgpu/node_modules && tar -C /tmp/ts-webgpu/node_modules -xJf "$here/webgpu/webgpu.tar.xz"
+  cp "$here/webgpu/package.json" /tmp/ts-webgpu/
+  export TOUCHSTONE_WEBGPU_DIR=/tmp/ts-webgpu
+fi
+export TOUCHSTONE_NODE=/tmp/ts-node/node
+# The foreign backends (bundle.sh with TS_BUNDLE_FOREIGN=1): ggml's libraries beside its worker, ORT's
+# node_modules beside its worker script.
+if [ -d "$here/ggml" ]; then
+  for f in "$here"/ggml/*.xz; do xz -dc "$f" > "/tmp/ts-lib/$(basename "$f" .xz)"; done
+  export TOUCHSTONE_GGML_WORKER="$here/ggml/ts_ggml_worker"
+fi
+if [ -d "$here/ort" ]; then
+  mkdir -p /tmp/ts-ort/node_modules && tar -C /tmp/ts-ort/node_modules -xJf "$here/ort/node_modules.tar.xz"
+  cp "$here/ort/worker.mjs" "$here/ort/package.json" /tmp/ts-ort/
+  export TOUCHSTONE_ORT_DIR=/tmp/ts-ort
+fi
 "$@"

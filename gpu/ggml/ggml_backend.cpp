@@ -2,9 +2,10 @@
 
 #include <unistd.h>
 
-#include <filesystem>
+#include <cstdlib>
 
 #include "gpu/ggml/mappings.h"
+#include "gpu/worker_process.h"
 
 #ifndef TS_GGML_WORKER
 #define TS_GGML_WORKER ""
@@ -15,7 +16,9 @@ namespace ts {
 ForeignOptions ggml_vulkan_options(const GgmlOptions& o, std::string* why_not) {
   static const std::vector<Mapping> mappings = {ggml::rope_llama(), ggml::rope_half(), ggml::sdpa()};
   ForeignOptions f;
-  const std::string worker = TS_GGML_WORKER;
+  // TOUCHSTONE_GGML_WORKER: a worker built elsewhere (the GPU bundle carries one).
+  const char* env = std::getenv("TOUCHSTONE_GGML_WORKER");
+  const std::string worker = env && *env ? env : TS_GGML_WORKER;
   if (worker.empty()) {
     *why_not = "ggml-vulkan: this build has no ggml worker: the npm package @node-llama-cpp/linux-x64-vulkan was "
                "not installed when it was configured (run ci/setup.sh, then configure again)";
@@ -28,7 +31,11 @@ ForeignOptions ggml_vulkan_options(const GgmlOptions& o, std::string* why_not) {
   f.name = ggml::kLibrary;
   // ggml skips CPU devices (lavapipe) unless told which to use; told, it uses the one this run's
   // Vulkan backend picks. An abort would otherwise start gdb for a backtrace.
-  f.argv = {"/usr/bin/env", cat("GGML_VK_VISIBLE_DEVICES=", o.device), "GGML_NO_BACKTRACE=1", worker};
+  // The Vulkan layer that marks loops DontUnroll on CPU devices (as for Touchstone's own kernels):
+  // lavapipe compiles ggml's unrolled attention kernels for tens of seconds otherwise.
+  f.argv = {"/usr/bin/env", cat("GGML_VK_VISIBLE_DEVICES=", o.device), "GGML_NO_BACKTRACE=1"};
+  for (std::string& e : roll_loops_env()) f.argv.push_back(std::move(e));
+  f.argv.push_back(worker);
   f.mappings = &mappings;
   f.timeout_ms = o.timeout_ms;
   return f;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "gpu/ort/mappings.h"
+#include "gpu/worker_process.h"
 #include "gpu/node.h"
 
 #ifndef TS_ORT_DIR
@@ -32,7 +33,10 @@ ForeignOptions ort_webgpu_options(const OrtOptions& o, std::string* why_not) {
     return f;
   }
   f.name = ort::kLibrary;
-  f.argv = {node, (dir / "worker.mjs").string(), dir.string()};
+  // ORT's Dawn creates its own Vulkan instance: the loop-rolling layer reaches it through the loader.
+  f.argv = {"/usr/bin/env"};
+  for (std::string& e : roll_loops_env()) f.argv.push_back(std::move(e));
+  f.argv.insert(f.argv.end(), {node, (dir / "worker.mjs").string(), dir.string()});
   f.mappings = &mappings;
   f.timeout_ms = o.timeout_ms;
   return f;

@@ -52,12 +52,4 @@ std::string find_modules_dir(const std::string& requested, std::string* why_not)
   return "";
 }
 
-std::string find_layer_dir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  const fs::path dir = exe.parent_path();
-  return fs::is_regular_file(dir / "ts_roll_loops_layer.json", ec) ? dir.string() : "";
-}
-
 }  // namespace ts::webgpu

@@ -11,10 +11,5 @@ namespace ts::webgpu {
 // Empty, with the places searched in *why_not, if none does.
 std::string find_modules_dir(const std::string& requested, std::string* why_not);
 
-// The directory of the Vulkan layer the workers run with (ts_roll_loops_layer.json, built beside
-// touchstone: gpu/vulkan/roll_loops_layer.cpp), or "" where there is none: then a CPU device
-// compiles the workers' kernels with their loops unrolled, slower on a cold sweep and the same
-// otherwise.
-std::string find_layer_dir();
 
 }  // namespace ts::webgpu

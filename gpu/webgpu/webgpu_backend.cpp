@@ -184,7 +184,7 @@ std::unique_ptr<WebGpuBackend> WebGpuBackend::create(const WebGpuOptions& option
   try {
     std::vector<std::string> argv = {node, "--input-type=module", "-e",
                                      std::string(embedded("gpu/webgpu/worker.mjs")), "--", modules,
-                                     webgpu::find_layer_dir()};
+                                     find_layer_dir()};
     std::vector<std::string> flags = kDefaultToggles;
     flags.insert(flags.end(), options.dawn_toggles.begin(), options.dawn_toggles.end());
     std::unique_ptr<WebGpuBackend> b(new WebGpuBackend(options, std::move(argv), std::move(flags)));
