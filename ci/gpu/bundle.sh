@@ -33,8 +33,10 @@ cp -L /usr/lib/x86_64-linux-gnu/libspirv-cross-c-shared.so.0 "$out/lib/"
 for l in openblas-pthread/libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
   xz -T2 -6 -c "/usr/lib/x86_64-linux-gnu/$l" > "$out/lib/$(basename "$l").xz"
 done
+validation=vulkan-validationlayers
+[ "$foreign" = 1 ] && validation=  # room for the foreign libraries: no --validation on such a run
 (cd "$out/debs" && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 \
-   vulkan-validationlayers >/dev/null 2>&1)
+   $validation >/dev/null 2>&1)
 # xz of node takes minutes on 2 cores: reuse it while node is unchanged.
 cache=/tmp/ts-node-$(node --version).xz
 [ -f "$cache" ] || xz -T2 -6 -c "$(command -v node)" > "$cache"
