@@ -33,7 +33,7 @@ int rule(int n) { return *rc::gen::resize(100, inRange(0, n)); }
 // The quantization variables both operators share; defaults are left out of the id.
 void quantization(Case& c) {
   const std::string scales = *weightedOneOf<std::string>({{3, just<std::string>("random")}, {2, just<std::string>("pow2")},
-                                                          {1, just<std::string>("near")}});
+                                                          {1, just<std::string>("near")}, {1, just<std::string>("decimal")}});
   if (scales != "random") c.set("scales", scales);
   // Small ranges make small values: with power-of-two scales and positive shifts, many exact ties.
   const int64_t range = *weightedOneOf<int64_t>({{2, just<int64_t>(128)}, {1, inRange<int64_t>(1, 5)}, {1, inRange<int64_t>(5, 65)}});
@@ -96,7 +96,7 @@ rc::Gen<Case> gen_q8ta_linear(const OpDef&, DType t, bool valid) {
           c.storage = "buffer";  // packed int8 layouts hold int8 only: the contract speaks first anyway
           break;
         case 6:
-          c.set("bad_value", *element<std::string>("input_scale_zero", "output_scale_negative", "output_scale_not_f32",
+          c.set("bad_value", *element<std::string>("input_scale_zero", "output_scale_negative",
                                                    "weight_scale_nan", "weight_scale_huge", "bias_nan", "bias_huge"));
           break;
         case 7: c.set(*element<std::string>("x_zp", "out_zp"), bad_zero_point()); break;
@@ -158,7 +158,7 @@ rc::Gen<Case> gen_q8ta_add(const OpDef&, DType t, bool valid) {
           c.storage = "buffer";  // packed int8 layouts hold int8 only: the contract speaks first anyway
           break;
         case 3:
-          c.set("bad_value", *element<std::string>("a_scale_zero", "b_scale_negative", "output_scale_not_f32", "output_scale_huge"));
+          c.set("bad_value", *element<std::string>("a_scale_zero", "b_scale_negative", "output_scale_huge"));
           break;
         case 4: c.set(*element<std::string>("a_zp", "b_zp", "out_zp"), bad_zero_point()); break;
         default: {
@@ -274,7 +274,7 @@ rc::Gen<Case> gen_q8ta_conv2d(const OpDef&, DType t, bool valid) {
           c.storage = "buffer";  // packed int8 layouts hold int8 only: the contract speaks first anyway
           break;
         case 11:
-          c.set("bad_value", *element<std::string>("input_scale_zero", "output_scale_negative", "output_scale_not_f32",
+          c.set("bad_value", *element<std::string>("input_scale_zero", "output_scale_negative",
                                                    "weight_scale_nan", "weight_scale_huge", "bias_nan", "bias_huge"));
           break;
         case 12: c.set(*element<std::string>("x_zp", "out_zp"), bad_zero_point()); break;

@@ -61,8 +61,10 @@ int64_t zero_point_param(const Params& p, const char* key) { return p.at(key).ge
 
 namespace {
 
-bool valid_scale(double v) { return std::isfinite(v) && double(float(v)) == v && v >= kMinScale && v <= kMaxScale; }
-const char* const kScaleRange = "a float32 value in [2^-32, 2^32]";
+// Any double in range: PyTorch and ONNX store scales as doubles (0.05), and kernels take
+// float32(scale), a rounding the int8 bound counts (accumulator_term, add_requant).
+bool valid_scale(double v) { return std::isfinite(v) && v >= kMinScale && v <= kMaxScale; }
+const char* const kScaleRange = "a number in [2^-32, 2^32]";
 
 }  // namespace
 
@@ -138,6 +140,12 @@ double draw_scale(bool pow2, int e, uint64_t seed, const std::string& name, uint
   return double(float(std::ldexp(1 + u, e)));
 }
 
+double decimal3(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return std::strtod(buf, nullptr);
+}
+
 double output_scale_for(bool pow2, double typical, int64_t shift, uint64_t seed) {
   const double base = typical > 0 ? typical / 32 : 1;
   if (pow2) {
@@ -149,11 +157,12 @@ double output_scale_for(bool pow2, double typical, int64_t shift, uint64_t seed)
 }
 
 std::vector<Var> common_vars() {
-  return {word_var("scales", {"random", "pow2", "near"}, "random",
+  return {word_var("scales", {"random", "pow2", "near", "decimal"}, "random",
                    "random: float32 scales with random mantissas; pow2: powers of two (every float32 operation "
                    "exact: outputs must match bit for bit, ties to even included); near: pow2 except "
                    "output_scale = 2^e (1 + 2^-22), which moves ties just off x.5, inside the float32 bound "
-                   "(outputs there may differ by 1)"),
+                   "(outputs there may differ by 1); decimal: random scales rounded to 3 significant decimal "
+                   "digits (0.0473), as PyTorch and ONNX store them: not float32 values, rounded by the kernels"),
           int_var("out_zp", -1000, 1000, "0", "output_zero_point (outside [-128, 127]: invalid)"),
           int_var("range", 1, 128, "128",
                   "int8 inputs within `range` of their zero point, clamped to int8 (128: the whole int8 range)"),
@@ -212,7 +221,11 @@ bool exact(double acc, double is, double ws, double b, double os) {
 }  // namespace
 
 void accumulator_term(double acc, double is, double ws, double b, double os, double& v, double& d) {
-  static const double g = gamma_f32(8) * (1 + 0x1p-20);
+  // Scales that are not float32 values (scales=decimal, a golden from PyTorch) reach the kernel
+  // rounded to float32: input_scale and output_scale half an ulp each (weight_scales is a float32
+  // tensor): u more on p, u/2 on b, so gamma_f32(9) in place of gamma_f32(8).
+  static const double g8 = gamma_f32(8) * (1 + 0x1p-20), g9 = gamma_f32(9) * (1 + 0x1p-20);
+  const double g = f32_exact(is) && f32_exact(os) ? g8 : g9;
   v = (acc * is * ws + b) / os;
   d = exact(acc, is, ws, b, os) ? 0.0 : g * (std::fabs(acc) * is * ws + std::fabs(b)) / os + 0x1p-80;
 }
@@ -241,13 +254,14 @@ Problem accumulator_problem(const Case& c, const Shape& x, const Shape& weight, 
   p.inputs["x"] = int_tensor(dtype_of(c, "x", DType::i8), x, c.seed, "x", xr.lo, xr.hi);
   p.inputs["weight"] = int_tensor(dtype_of(c, "weight", DType::i8), weight, c.seed, "weight", wr.lo, wr.hi);
   const std::string mode = c.word("scales", "random"), bad = c.word("bad_value", "none");
-  const bool pow2 = mode != "random";
+  const bool pow2 = mode == "pow2" || mode == "near";
   double is = draw_scale(pow2, -8, c.seed, "input_scale", 0);
   auto ws_of = [&](int64_t n) { return draw_scale(pow2, -8, c.seed, "weight_scales", uint64_t(n)); };
   // A typical |acc * input_scale * weight_scale|: K terms of their rms size, signs independent.
   const double typical = std::sqrt(double(std::max<int64_t>(K, 1))) * rms_about(xr, x_zp) * rms_about(wr, 0) * is * 0x1p-8;
   double os = output_scale_for(pow2, typical, c.get("out_shift", 0), c.seed);
   if (mode == "near") os = double(float(os * (1 + 0x1p-22)));  // exactly representable: 23 mantissa bits
+  if (mode == "decimal") is = decimal3(is), os = decimal3(os);
   Tensor ws(dtype_of(c, "weight_scales", DType::f32), {Ns});
   for (int64_t n = 0; n < Ns; ++n) ws.set(n, ws_of(n));
   if (c.word("bias", "yes") == "yes" || bad.starts_with("bias_")) {
@@ -272,7 +286,6 @@ Problem accumulator_problem(const Case& c, const Shape& x, const Shape& weight, 
   if (bad == "weight_scale_huge" && Ns) ws.set(0, 0x1p33);
   if (bad == "input_scale_zero") is = 0;
   if (bad == "output_scale_negative") os = -os;
-  if (bad == "output_scale_not_f32") os *= 1 + 0x1p-40;
   p.inputs["weight_scales"] = std::move(ws);
   p.params["input_scale"] = is;
   p.params["input_zero_point"] = x_zp;
@@ -286,7 +299,7 @@ std::vector<Var> accumulator_vars(Var weight_dim, const std::string& channels) {
                         int_var("x_zp", -1000, 1000, "0", "input_zero_point (outside [-128, 127]: invalid)")};
   for (Var& c : common_vars()) v.push_back(std::move(c));
   v.push_back(word_var("bad_value",
-                       {"none", "input_scale_zero", "output_scale_negative", "output_scale_not_f32", "weight_scale_nan",
+                       {"none", "input_scale_zero", "output_scale_negative", "weight_scale_nan",
                         "weight_scale_huge", "bias_nan", "bias_huge"},
                        "none", "one invalid scale or bias value (scales_valid, bias_range)"));
   v.push_back(std::move(weight_dim));
@@ -344,6 +357,10 @@ std::vector<std::string> classes(const Expected& e) {
   if (near) out.push_back("near a rounding boundary (may differ by 1)");
   if (low) out.push_back("saturation low (clamped to -128)");
   if (high) out.push_back("saturation high (clamped to 127)");
+  bool decimal = false;
+  for (auto& [key, v] : p.params.items())
+    decimal |= key.ends_with("scale") && v.is_number() && !f32_exact(v.get<double>());
+  if (decimal) out.push_back("scales not float32 values (rounded by the kernels)");
   for (auto& [key, zp] : p.params.items())
     if (key.ends_with("zero_point") && zp.is_number_integer()) {
       if (zp.get<int64_t>() == kMin) out.push_back("zero point -128");
@@ -377,7 +394,7 @@ std::vector<std::string> expected_classes(const OpDef& op) {
   std::vector<std::string> out = {"exact (power-of-two scales, bit for bit)", "ties to even (exact x.5)",
                                   "near a rounding boundary (may differ by 1)", "saturation low (clamped to -128)",
                                   "saturation high (clamped to 127)", "zero point -128", "zero point 127",
-                                  "mixed layouts"};
+                                  "mixed layouts", "scales not float32 values (rounded by the kernels)"};
   std::set<std::string> layouts;
   for (auto& t : int8_tensors(op.name))
     if (auto it = op.layouts.find(t); it != op.layouts.end()) layouts.insert(it->second.begin(), it->second.end());

@@ -41,12 +41,13 @@ bool f32_exact(double x);
 // a + b is computed exactly in float32: the exact sum is a float32 value, 0 or normal.
 bool f32_sum_exact(double a, double b);
 
-// Scales are float32 values in [2^-32, 2^32], biases finite with magnitude at most 2^32: then no
+// Scales are numbers in [2^-32, 2^32] (the kernels round them to float32, which stays in range: the
+// ends are float32 values), biases finite with magnitude at most 2^32: then no
 // float32 intermediate of either kernel (integers up to 2^31 times three scales, or a bias times
 // 1/output_scale) overflows, and none of a product chain is subnormal (derivations in the op files).
 constexpr double kMinScale = 0x1p-32, kMaxScale = 0x1p32, kMaxBias = 0x1p32;
 
-// A float32 scale parameter as validated (rule scales_valid); NaN if it is not a number.
+// A scale parameter as validated (rule scales_valid); NaN if it is not a number.
 double scale_param(const Params& p, const char* key);
 int64_t zero_point_param(const Params& p, const char* key);  // as validated (zero_point_range)
 
@@ -84,6 +85,8 @@ double draw_scale(bool pow2, int e, uint64_t seed, const std::string& name, uint
 // about 32 int8 steps, times 2^shift (negative shifts saturate), in power-of-two or random mode,
 // kept inside [2^-32, 2^32].
 double output_scale_for(bool pow2, double typical, int64_t shift, uint64_t seed);
+// x rounded to 3 significant decimal digits (scales=decimal: a scale as PyTorch and ONNX store it).
+double decimal3(double x);
 
 // The variables every q8ta operator's ids share.
 std::vector<Var> common_vars();

@@ -401,7 +401,7 @@ const OpDef& q8ta_conv2d_op() {
        {"output_size_positive", "OH = floor((H + 2ph - dh(KH-1) - 1)/sh) + 1 >= 1, likewise OW"},
        {"scales_shape", "weight_scales is [C_out]"},
        {"bias_shape", "bias, when given, is [C_out]"},
-       {"scales_valid", "input_scale, output_scale and every weight_scales[c] are float32 values in [2^-32, 2^32]"},
+       {"scales_valid", "input_scale, output_scale and every weight_scales[c] are numbers in [2^-32, 2^32] (kernels use them rounded to float32)"},
        {"zero_point_range", "input_zero_point and output_zero_point are integers in [-128, 127]"},
        {"bias_range", "every bias[c] is finite with magnitude at most 2^32"},
        {"im2col_requires_groups_1_and_cin_multiple_of_4", "impl=im2col only with groups = 1 and C_in % 4 == 0"}},

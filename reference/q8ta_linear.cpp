@@ -243,7 +243,7 @@ const OpDef& q8ta_linear_op() {
        {"weight_k_match", "weight is [N, K] with x's K"},
        {"scales_shape", "weight_scales is [N]"},
        {"bias_shape", "bias, when given, is [N]"},
-       {"scales_valid", "input_scale, output_scale and every weight_scales[n] are float32 values in [2^-32, 2^32]"},
+       {"scales_valid", "input_scale, output_scale and every weight_scales[n] are numbers in [2^-32, 2^32] (kernels use them rounded to float32)"},
        {"zero_point_range", "input_zero_point and output_zero_point are integers in [-128, 127]"},
        {"bias_range", "every bias[n] is finite with magnitude at most 2^32"},
        {"gemv_requires_m_1", "impl=gemv only with M = 1"}},

@@ -11,8 +11,9 @@ SPEC "q8ta_linear" / "q8ta_add":
   out = clamp(round_half_to_even((a_scale*(a - a_zp) + b_scale*(b - b_zp)) / output_scale) + output_zp, ...)
 SPEC "q8ta_conv2d": acc[n,co,oh,ow] = sum_{ci,kh,kw} (x[n, g*Cg+ci, oh*sh-ph+kh*dh, ow*sw-pw+kw*dw] - x_zp)
   * weight[co,ci,kh,kw], padded positions holding x_zp (np.pad of x - x_zp with zeros), then as q8ta_linear.
-np.rint rounds half to even. Scales are float32 values (SPEC: quantization parameters keep their
-dtype), so every scale below is a float32 written into the JSON params as the float64 it equals.
+np.rint rounds half to even. Scales are float32 values written into the JSON params as the float64
+they equal, except in numpy-q8ta_add-decimal-scales, whose scales are doubles (0.05) as PyTorch and
+ONNX store them: the kernels round those to float32, within the int8 bound.
 
 usage: q8ta_numpy_goldens.py [--half-away] OUT_DIR"""
 import json
@@ -127,10 +128,12 @@ def conv2d(rng, N, C_in, H, W, C_out, KH, KW, stride, padding, dilation, groups,
     return params, tensors
 
 
-def add(rng, shape, pow2, a_zp, b_zp, out_zp):
+def add(rng, shape, pow2, a_zp, b_zp, out_zp, decimal=False):
     a = rng.integers(-128, 128, size=shape, dtype=np.int64)
     b = rng.integers(-128, 128, size=shape, dtype=np.int64)
-    if pow2:
+    if decimal:  # as PyTorch and ONNX store scales: doubles, not float32 values
+        a_scale, b_scale, output_scale = 0.05, 0.03, 0.07
+    elif pow2:
         a_scale, b_scale, output_scale = 2.0 ** -6, 2.0 ** -8, 2.0 ** -5
     else:
         a_scale, b_scale = f32(rng.uniform(0.01, 0.05)), f32(rng.uniform(0.01, 0.05))
@@ -157,6 +160,7 @@ def main(out):
         "numpy-q8ta_add-rank3.safetensors": ("q8ta_add", add(rng, (3, 6, 5), False, 10, -20, 7)),
         "numpy-q8ta_add-pow2-ties.safetensors": ("q8ta_add", add(rng, (4, 9), True, 1, -3, 5)),
         "numpy-q8ta_add-extremes.safetensors": ("q8ta_add", add(rng, (2, 3, 4, 5), False, -128, 127, -128)),
+        "numpy-q8ta_add-decimal-scales.safetensors": ("q8ta_add", add(rng, (5, 8), False, 2, -1, 3, decimal=True)),
     }
     for name, (op, (params, tensors)) in files.items():
         if op == "q8ta_linear" and name.endswith("gemv.safetensors"):

@@ -392,7 +392,8 @@ TEST(Q8taRules, EachRuleFiresWithItsIdAndNamesTheValues) {
   fires(Case(lin).set("bad_value", "output_scale_negative"), "scales_valid", "output_scale (-");
   fires(Case(lin).set("bad_value", "input_scale_zero"), "scales_valid", "input_scale (0)");
   fires(Case(lin).set("bad_value", "weight_scale_nan"), "scales_valid", "weight_scales[0] (nan)");
-  fires(Case(lin).set("bad_value", "output_scale_not_f32"), "scales_valid", "must be a float32 value");
+  // A scale as PyTorch and ONNX store it (a double, 0.05) is valid: kernels round it to float32.
+  EXPECT_FALSE(verdict(Case(lin).set("scales", "decimal")));
   fires(Case(lin).set("x_zp", 128), "zero_point_range", "input_zero_point (128)");
   fires(Case(lin).set("out_zp", -129), "zero_point_range", "output_zero_point (-129)");
   fires(Case(lin).set("bad_value", "bias_huge"), "bias_range", "bias[0] (8589934592)");
@@ -423,9 +424,9 @@ TEST(Q8taRules, GoldenOnlyInputsAreRejectedToo) {
   p.params.erase("output_scale");
   EXPECT_EQ(rule_of(p).rfind("scales_valid: q8ta_linear: params.output_scale is missing", 0), 0u) << rule_of(p);
   p = base;
-  p.params["input_scale"] = 0.1;  // a float64 value: scales are float32
-  EXPECT_EQ(rule_of(p).rfind("scales_valid: q8ta_linear: params.input_scale (0.1) must be a float32 value", 0), 0u) << rule_of(p);
-  p.params["input_scale"] = double(0.1f);
+  p.params["input_scale"] = 0x1p-33;  // below the range
+  EXPECT_EQ(rule_of(p).rfind("scales_valid: q8ta_linear: params.input_scale (1.1641532182693481e-10) must be a number in [2^-32, 2^32]", 0), 0u) << rule_of(p);
+  p.params["input_scale"] = 0.1;  // a double, as PyTorch stores it: kernels round it to float32
   EXPECT_EQ(rule_of(p), "valid");
   p = base;
   p.params["output_zero_point"] = 1.5;
