@@ -6,6 +6,8 @@
 # Usage: kernels_example.sh SOURCE_DIR TOUCHSTONE BACKENDS
 set -u
 src=$1 bin=$2 backends=$3
+# --kernels replaces Touchstone's kernels: the foreign backends (which run a library's) take no part.
+backends=$(echo "$backends" | tr ',' '\n' | grep -xE 'vulkan|webgpu' | paste -sd, -)
 work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
 ln -s "$src/gpu" "$work/gpu" && mkdir "$work/build" && ln -s "$bin" "$work/build/touchstone" || exit 1
