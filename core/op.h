@@ -20,6 +20,8 @@ namespace rc { template <class T> class Gen; }
 
 namespace ts {
 
+struct Expected;  // core/runner.h: a case prepared for judging
+
 using Params = nlohmann::json;  // always an object; goldens store it verbatim
 
 struct Problem {
@@ -174,6 +176,11 @@ struct OpDef {
   // arithmetic operations of the algorithm, multiply and add counted apart.
   double (*bytes_moved)(const Problem&) = nullptr;
   double (*flops)(const Problem&) = nullptr;
+  // Coverage classes of the operator's own, beside those every operator gets from its case
+  // variables, storage and plans (reference/coverage.cpp): the ones a valid case meets, and the ones
+  // a sweep is expected to meet (`check` shows a 0 for a class it missed). nullptr: none.
+  std::vector<std::string> (*classes)(const Expected&, const std::vector<Dispatch>& plan) = nullptr;
+  std::vector<std::string> (*expected_classes)(const OpDef&) = nullptr;
 };
 
 // The problem of case c: op.make(c), with the seed's low bits choosing the paths a device takes

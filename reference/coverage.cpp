@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include "reference/q8ta_common.h"
 
 namespace ts {
 namespace {
@@ -40,32 +39,6 @@ void storage_classes(const Expected& e, std::vector<std::string>& out) {
   for (auto& l : layouts) out.push_back("layout " + l);
   if (layouts.size() > 1) out.push_back(kMixed);
   out.insert(out.end(), packed.begin(), packed.end());
-}
-
-// q8ta_conv2d's shape classes, from the case's vars (defaults as make() takes them).
-const char* const kConvClasses[] = {"depthwise (groups = C_in)", "grouped (1 < groups < C_in)", "strided (stride > 1)",
-                                    "dilated (dilation > 1)", "padded with non-zero zero point", "1x1 output",
-                                    "ragged channel block (C % 4 != 0)", "impl=general", "impl=im2col", "impl=auto",
-                                    "kernel 1x1", "kernel 3x3", "kernel 5x5", "kernel 1x7", "kernel 7x1", "batch > 1"};
-
-void conv2d_classes(const Case& c, std::vector<std::string>& out) {
-  const int64_t Ci = c.get("C_in"), Co = c.get("C_out"), g = c.get("groups", 1), KH = c.get("KH"), KW = c.get("KW");
-  const int64_t sh = c.get("sh", 1), sw = c.get("sw", 1), ph = c.get("ph", 0), pw = c.get("pw", 0);
-  const int64_t dh = c.get("dh", 1), dw = c.get("dw", 1), H = c.get("H"), W = c.get("W");
-  if (g > 1 && g == Ci) out.push_back(kConvClasses[0]);
-  if (g > 1 && g < Ci) out.push_back(kConvClasses[1]);
-  if (sh > 1 || sw > 1) out.push_back(kConvClasses[2]);
-  if (dh > 1 || dw > 1) out.push_back(kConvClasses[3]);
-  if ((ph > 0 || pw > 0) && c.get("x_zp", 0) != 0) out.push_back(kConvClasses[4]);
-  if ((H + 2 * ph - dh * (KH - 1) - 1) / sh == 0 && (W + 2 * pw - dw * (KW - 1) - 1) / sw == 0) out.push_back(kConvClasses[5]);
-  if (Ci % 4 != 0 || Co % 4 != 0) out.push_back(kConvClasses[6]);
-  const std::string impl = c.word("impl", "auto");
-  const bool im2col = impl == "im2col" || (impl == "auto" && g == 1 && Ci % 4 == 0);
-  out.push_back(im2col ? kConvClasses[8] : kConvClasses[7]);
-  if (impl == "auto") out.push_back(kConvClasses[9]);
-  const std::string k = cat("kernel ", KH, "x", KW);
-  if (std::find(std::begin(kConvClasses), std::end(kConvClasses), k) != std::end(kConvClasses)) out.push_back(k);
-  if (c.get("N", 1) > 1) out.push_back(kConvClasses[15]);
 }
 
 // The grid of dispatch d folds: past the 65,535 workgroups a row every device allows, or past
@@ -125,21 +98,7 @@ std::vector<std::string> case_classes(const Expected& e) {
   if (has("mode")) out.push_back("mode=" + c.word("mode", ""));
   if (has("sections")) out.push_back("sections (3-D RoPE)");
   if (has("fshape")) out.push_back("freqs_cis " + c.word("fshape", ""));
-  const std::vector<Dispatch> plan = e.op->plan(e.problem);
-  if (c.op == "sdpa") {
-    const int64_t S = c.get("S"), pos = c.get("pos", 0);
-    out.push_back("impl=" + c.word("impl", "tiled"));
-    if ((pos + S) % 4 != 0) out.push_back("ctx%4!=0");  // a ragged context tile
-    if (S > 1 && pos > 0) out.push_back("chunked prefill (S>1, pos>0)");
-    if (has("logit_scale")) out.push_back("large logits");
-    for (const Dispatch& d : plan) {
-      auto chunk = d.uniforms.find("chunk");
-      if (d.kernel.find("partial") == std::string::npos || chunk == d.uniforms.end() || S == 1) continue;
-      out.push_back(d.kernel + ": S>1, keys masked");
-      // Query 0 sees keys 0..pos: a later chunk holds none of its keys.
-      if ((pos + S - 1) / int64_t(chunk->second) > pos / int64_t(chunk->second)) out.push_back(d.kernel + ": a chunk wholly masked");
-    }
-  }
+  const std::vector<Dispatch> plan = e.op->plan(e.problem);  // one plan() per case
   storage_classes(e, out);
   std::set<std::string> of_plan;  // a kernel can run twice in a plan: each class once
   for (const Dispatch& d : plan) {
@@ -147,22 +106,17 @@ std::vector<std::string> case_classes(const Expected& e) {
     tile_classes(d, of_plan);
   }
   out.insert(out.end(), of_plan.begin(), of_plan.end());
-  if (c.op == "q8ta_conv2d") conv2d_classes(c, out);
-  if (c.op.rfind("q8ta_", 0) == 0)
-    for (auto& cls : q8ta::classes(e)) out.push_back(cls);
+  if (e.op->classes)
+    for (auto& cls : e.op->classes(e, plan)) out.push_back(cls);
   return out;
 }
 
 std::vector<std::string> expected_classes(const OpDef& op) {
   std::vector<std::string> out = {"large (>2^24 elements)"};
-  if (op.name.rfind("rope_", 0) == 0 && op.name != "rope_matrix") out.push_back("tables=random");
+  if (std::any_of(op.vars.begin(), op.vars.end(), [](const Var& v) { return v.name == "tables"; }))
+    out.push_back("tables=random");
   for (auto& r : op.rules)
     if (r.id != "input_rank") out.push_back("reject:" + r.id);  // case vars cannot change a rank
-  if (op.name == "sdpa")
-    for (const char* cls : {"impl=naive", "impl=tiled", "ctx%4!=0", "chunked prefill (S>1, pos>0)", "large logits",
-                            "sdpa_split_partial: S>1, keys masked", "sdpa_split_partial: a chunk wholly masked",
-                            "sdpa_decode_partial: S>1, keys masked"})
-      out.push_back(cls);
   // Every layout some tensor declares (a tensor not listed is a buffer), mixed layouts when there
   // is a choice, and the packed-dimension classes when there is a texture.
   std::set<std::string> layouts;
@@ -176,9 +130,8 @@ std::vector<std::string> expected_classes(const OpDef& op) {
   if (layouts.size() > 1) out.push_back(kMixed);
   if (std::any_of(layouts.begin(), layouts.end(), [](auto& l) { return is_texture(layout_from_name(l)); }))
     for (const char* cls : {kRagged, "packed dim=1", "packed dim=2", "packed dim=3", "packed dim=5"}) out.push_back(cls);
-  if (op.name == "q8ta_conv2d") out.insert(out.end(), std::begin(kConvClasses), std::end(kConvClasses));
-  if (op.name.rfind("q8ta_", 0) == 0)
-    for (auto& cls : q8ta::expected_classes(op)) out.push_back(cls);
+  if (op.expected_classes)
+    for (auto& cls : op.expected_classes(op)) out.push_back(cls);
   // A folded grid for every kernel the operator's plans use, and a last tile ragged in both
   // dimensions for every tiled one: the kernels of its valid edge cases (which take every impl).
   std::set<std::string> kernels;

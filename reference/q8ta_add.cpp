@@ -257,7 +257,7 @@ const OpDef& q8ta_add_op() {
       make, validate, reference, buffers, plan, tolerance, edge_cases, gen_q8ta_add, large_case,
       vars(),
       {{"a", layouts}, {"b", layouts}, {"out", layouts}},
-      bytes_moved, nullptr};
+      bytes_moved, nullptr, q8ta::classes, q8ta::expected_classes};
   return op;
 }
 

@@ -336,7 +336,7 @@ std::vector<std::string> int8_tensors(const std::string& op) {
 
 }  // namespace
 
-std::vector<std::string> classes(const Expected& e) {
+std::vector<std::string> classes(const Expected& e, const std::vector<Dispatch>&) {
   std::vector<std::string> out;
   if (e.violation || !e.error.empty()) return out;
   const Case& c = e.c;
@@ -381,7 +381,7 @@ std::vector<std::string> classes(const Expected& e) {
     if (K % 4 != 0) out.push_back("ragged K (K%4!=0)");
     if (K > 256) out.push_back("long K (K>256)");
     out.push_back(p.inputs.count("bias") ? "bias present" : "bias absent");
-  } else if (add) {  // q8ta_conv2d's shape classes: reference/coverage.cpp
+  } else if (add) {  // q8ta_conv2d adds its shape classes itself (q8ta_conv2d.cpp)
     const Shape& s = p.inputs.at("a").shape;
     out.push_back(cat("rank ", s.size()));
     if (s.back() % 4 != 0) out.push_back("ragged W (W%4!=0)");

@@ -251,7 +251,7 @@ const OpDef& q8ta_linear_op() {
       make, validate, reference, buffers, plan, tolerance, edge_cases, gen_q8ta_linear, large_case,
       vars(),
       {{"x", {"buffer", "int8_4w", "int8_4w4c"}}, {"out", {"buffer", "int8_4w", "int8_4w4c"}}},
-      bytes_moved, flops};
+      bytes_moved, flops, q8ta::classes, q8ta::expected_classes};
   return op;
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/runner.h"
 #include "reference/common.h"
 #include "reference/ops.h"
 
@@ -561,6 +562,30 @@ Case large_case() {
   return c.set("S", 64).set("Hq", 8).set("Hkv", 1).set("D", 4).set("pos", 32711).set("impl", "naive");
 }
 
+// Coverage: the implementations, a ragged context tile, chunked prefill, large logits, and the
+// causal mask inside each split partial (S > 1: keys to hide; a chunk none of query 0's keys reach).
+std::vector<std::string> classes(const Expected& e, const std::vector<Dispatch>& plan) {
+  const Case& c = e.c;
+  const int64_t S = c.get("S"), pos = c.get("pos", 0);
+  std::vector<std::string> out = {"impl=" + c.word("impl", "tiled")};
+  if ((pos + S) % 4 != 0) out.push_back("ctx%4!=0");
+  if (S > 1 && pos > 0) out.push_back("chunked prefill (S>1, pos>0)");
+  if (c.has("logit_scale")) out.push_back("large logits");
+  for (const Dispatch& d : plan) {
+    auto chunk = d.uniforms.find("chunk");
+    if (d.kernel.find("partial") == std::string::npos || chunk == d.uniforms.end() || S == 1) continue;
+    out.push_back(d.kernel + ": S>1, keys masked");
+    if ((pos + S - 1) / int64_t(chunk->second) > pos / int64_t(chunk->second)) out.push_back(d.kernel + ": a chunk wholly masked");
+  }
+  return out;
+}
+
+std::vector<std::string> expected_classes(const OpDef&) {
+  return {"impl=naive", "impl=tiled", "ctx%4!=0", "chunked prefill (S>1, pos>0)", "large logits",
+          "sdpa_split_partial: S>1, keys masked", "sdpa_split_partial: a chunk wholly masked",
+          "sdpa_decode_partial: S>1, keys masked"};
+}
+
 }  // namespace
 
 const OpDef& sdpa_op() {
@@ -611,7 +636,7 @@ const OpDef& sdpa_op() {
         m["out"] = {"buffer", "texture3d_w"};
         return m;
       }(),
-      bytes_moved, flops};
+      bytes_moved, flops, classes, expected_classes};
   return op;
 }
 
