@@ -97,9 +97,8 @@ std::string bound_tensor(const Dispatch& d, const std::string& array_name);
 struct TimingBudget {
   uint32_t warmup = 3;
   // And untimed repetitions go on until this much time has passed: a GPU at rest runs at a fraction
-  // of its clock for a while (an H100 starts near 345 MHz against ~1980 boosted), which a count of
-  // warm-up repetitions of a short kernel never outlasts; timed at once, the same kernel measured
-  // 402, 1037 and 1824 us in three runs.
+  // of its clock for a while, which a count of warm-up repetitions of a short kernel never outlasts;
+  // timed at once, the same kernel measured several times apart from run to run (PERFORMANCE.md).
   double warmup_seconds = 0;
   uint32_t min_reps = 5;
   uint32_t max_reps = 1000;

@@ -27,8 +27,8 @@ namespace {
 // Bench judges exactly the case it times, so a named workload may need more host memory than
 // check allows a case (kMaxCaseBytes, 2 GiB, chosen for sweeps of many drawn cases):
 // rope_llama S=28800 H=24 D=128 in float32 holds 0.7 GB of inputs and 1.4 GB of float64 reference
-// outputs. The suite's sizes are fixed and fit the machines they are meant for (the H100 machine
-// has 128 GiB); a user's id past this limit is still refused before anything is allocated.
+// outputs. The suite's sizes are fixed and fit the machines they are meant for (a GPU machine with
+// 128 GiB of host memory); a user's id past this limit is still refused before anything is allocated.
 constexpr uint64_t kBenchMaxCaseBytes = uint64_t(8) << 30;
 
 // A named workload of the default suite: a case id per size, without `impl` (every implementation

@@ -88,8 +88,8 @@ unsigned check_cores() {
 constexpr size_t kInFlight = 8;  // cases a lane thread may run ahead of the tally (run_check)
 
 // Every call into backend s (warm, run_case) runs on lanes[s], taken in the order handed in: a case
-// runs on every backend at once, so with two one's GPU round trip overlaps the other's (the H100's
-// default check, 7,200 runs, took 39 s one backend after the other). A lane has as many threads as
+// runs on every backend at once, so with two one's GPU round trip overlaps the other's (run one
+// backend after the other, a GPU's default check took several times as long: PERFORMANCE.md). A lane has as many threads as
 // its backend takes calls at once (Backend::concurrency: 1 on lavapipe, where each case already
 // spreads over the cores). Comparing is not a backend call: it runs on a pool of its own
 // (run_check's `comparing`).
@@ -97,8 +97,8 @@ using Lanes = std::vector<std::unique_ptr<TaskPool>>;
 
 // A case being prepared on a thread of its own (or a pool's): its inputs first (`made`: whether they were built),
 // then its float64 reference (`done`). A lane runs the case as soon as it is made, while the
-// reference is still being computed; comparing and the tally wait for done. On the H100 the lanes
-// spent 30% of a warm check waiting for references they do not read.
+// reference is still being computed; comparing and the tally wait for done. On a GPU the lanes
+// otherwise spend a large share of a warm check waiting for references they do not read.
 struct Prepared {
   std::shared_ptr<Expected> e;
   // Its coverage classes, found on the same thread once the reference is done: q8ta's redo the
@@ -197,18 +197,17 @@ struct RunSweep {
 
 // A sweep's cases prepared before the sweep starts, by index: its large case, if this shard and
 // --match run it, and on a machine of 8 cores or more its hand-picked edge cases, some of whose
-// references take most of a second (q8ta_conv2d's 512x512 3x3 conv: 0.6-0.8 s on the H100, in the
-// tally's path when prepared a few cases ahead).
+// references take most of a second (q8ta_conv2d's 512x512 3x3 conv), in the tally's path when
+// prepared only a few cases ahead.
 struct EarlyCases {
   std::optional<int64_t> large;
   std::map<int64_t, Prepared> cases;
 };
 
-// The large case's float64 reference takes up to ~2 s (q8ta_add's), longer than a whole sweep on a GPU
-// (0.2-0.5 s on the H100): each is started large_ahead() sweeps before its own starts, so at most
-// large_ahead() + 1 are in memory (~0.3 GB each). `first`: the run position of the sweep's case 0.
-// A machine of 8 cores or more starts them all at once (8 cases, ~3 GB): the H100's 16 cores
-// computed q8ta_add's in 2.7 s while the other sweeps ran, and an earlier start took it off the tally's path.
+// The large case's float64 reference takes longer than a whole sweep on a GPU: each is started
+// large_ahead() sweeps before its own starts, so at most large_ahead() + 1 are in memory (~0.3 GB
+// each). `first`: the run position of the sweep's case 0. A machine of 8 cores or more starts them
+// all at once (8 cases, ~3 GB), which takes them off the tally's path while the other sweeps run.
 size_t large_ahead() {
   const size_t cores = check_cores();
   return cores >= 8 ? SIZE_MAX / 2 : std::max<size_t>(1, cores / 2);
@@ -282,9 +281,9 @@ class Lookahead {
 
 // The kernels of the cases ahead are handed to the backends to compile, kWarmChunk cases at a time,
 // up to kWarmAhead run positions past the case being judged, across sweeps: not only those of the
-// `depth` cases Lookahead prepares. On the H100 a cold pipeline takes ~0.25-0.4 s to create (NVIDIA's
-// compiler, Dawn's one device at a time), a sweep needs ~10-20 distinct ones and runs in about a
-// second, so the next sweeps' kernels compile while this one runs. The cases are drawn here; their
+// `depth` cases Lookahead prepares. On a GPU a cold pipeline takes a sizeable part of a second to
+// create (the driver's compiler; Dawn makes one device's one at a time), a sweep needs ~10-20
+// distinct ones and runs in about a second, so the next sweeps' kernels compile while this one runs. The cases are drawn here; their
 // problems (inputs, no reference) are built on a worker thread and handed to the lanes once the
 // chunk is built. A case that does not build, or breaks the contract, is left to its own run; a
 // sweep's large case runs the kernels of the cases around it, so it is not built twice.
@@ -493,8 +492,7 @@ int cmd_check(const CheckOptions& o) {
   if (!o.expect.empty()) DeviceProfile::load(o.expect);
   for (const std::string* out : {&o.junit, &o.json, &o.html})
     if (!out->empty()) check_output_path(*out);  // before minutes of sweeping, not after
-  // The large cases' references, 0.8 s for the first sweep's on the H100, are computed while the
-  // backends open (0.6 s Vulkan, 1.2 s WebGPU there).
+  // The large cases' references are computed while the backends open (both take about a second).
   auto started = start_check(o);
   std::vector<BackendSlot> slots = open_backends(o.backends);
   if (int rc = report_backends(slots, " (see touchstone list)")) return rc;
@@ -541,8 +539,8 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
   };
   const std::vector<RunSweep>& sweeps = started->sweeps;
   std::atomic<bool> cancel{false};  // set when the run stops: queued judges return at once
-  // Comparing took ~40% of a lane's time on the H100 (0.6 of 1.5 ms a case): it runs here, so a lane
-  // only calls its backend. Declared before the lanes, which hand work to it, so it outlives them.
+  // Comparing took a large share of a lane's time on a GPU: it runs here, so a lane only calls its
+  // backend. Declared before the lanes, which hand work to it, so it outlives them.
   TaskPool comparing(std::clamp(check_cores() / 2, 1u, 8u));
   Lanes lanes(slots.size());
   std::vector<std::vector<std::string>> capabilities(slots.size());  // each backend's, for the path coverage
@@ -559,7 +557,7 @@ int run_check(const CheckOptions& o, std::vector<BackendSlot>& slots, CheckStart
   Judging judging{slots, lanes, comparing, cancel};
   std::deque<EarlyCases>& early = started->early;  // sweep j's and the next sweeps', started
   // A large case goes to the lanes as soon as they exist: a lane takes it when its inputs are made,
-  // long before the tally reaches it (its run took 1 s on the H100, mostly packing 16M values).
+  // long before the tally reaches it (its run takes about a second, mostly packing 16M values).
   auto start_through = [&](size_t through) {
     started->start_through(o, match, through);
     for (EarlyCases& e : early)

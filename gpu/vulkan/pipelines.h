@@ -1,9 +1,9 @@
 #pragma once
 // Compute pipelines of one device, made once per (program, workgroup size), by whichever thread asks
 // first: a compile-ahead thread (warm) or the run's (get). The pipeline itself is kept, not just the
-// driver's compiled code in a VkPipelineCache: on the H100 a cold pipeline took ~240 ms to create,
-// and a run that arrived while a compile-ahead thread was still creating it created it a second
-// time, beside it (in a 3,600-run check, 28 s of the run thread went to waiting for pipelines).
+// driver's compiled code in a VkPipelineCache: a GPU driver takes a sizeable part of a second to
+// create a cold pipeline, and a run that arrived while a compile-ahead thread was still creating it
+// created it a second time, beside it (PERFORMANCE.md: the run thread's time spent waiting).
 #include <future>
 #include <map>
 #include <mutex>

@@ -553,8 +553,8 @@ unsigned VulkanBackend::concurrency() const {
   // Validation messages are blamed on the one run in progress.
   if (s_->instance->validation()) return 1;
   if (s_->options.lanes) return s_->options.lanes;
-  // A CPU device (lavapipe) spreads each case over the cores itself. On the H100 a warm check's
-  // lane spent 0.9 of its 1.2 ms a case on the host (packing, poison, unpacking, guards).
+  // A CPU device (lavapipe) spreads each case over the cores itself. On a GPU a warm check's lane
+  // spends most of a case on the host (packing, poison, unpacking, guards): several lanes overlap it.
   if (s_->adapter.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
   return std::clamp(std::thread::hardware_concurrency() / 4, 1u, 4u);
 }

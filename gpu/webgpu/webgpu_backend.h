@@ -121,9 +121,8 @@ class WebGpuBackend : public GpuBackend {
   // Worker i's command line: argv_ (node, worker.mjs, the modules dir, the layer dir), then i, then
   // the Dawn flags.
   std::vector<std::string> argv_, flags_;
-  // One worker on a CPU device. On a GPU several: Dawn made one device's pipelines one at a time
-  // (~0.2 s each on the H100: 15 of 17.5 s of a worker's RUNs went to waiting for them), and a
-  // sweep needs ~20 distinct ones. A case goes to the worker its shaders hash to, so each pipeline
+  // One worker on a CPU device. On a GPU several: Dawn makes one device's pipelines one at a time
+  // (a worker's RUNs spent most of their time waiting for them), and a sweep needs ~20 distinct ones. A case goes to the worker its shaders hash to, so each pipeline
   // is made once, by one worker, while the others make theirs.
   // On a GPU, cases run on as many threads at once as there are workers (concurrency()): the cases
   // of different shaders then go to different workers side by side.
