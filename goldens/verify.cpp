@@ -132,6 +132,25 @@ void check_with_reference(GoldenCheck& g) {
   e.problem.storage = e.c.storage;
   std::optional<Violation> verdict;
   try {
+    // A file that names its case and holds exactly the inputs that case makes: how they were made
+    // (Problem::made_from) holds too, so a backend that computes some inputs itself (ggml's RoPE
+    // angles) can verify it. Any other file's inputs are taken as arbitrary.
+    // make() runs under the file's own input size: a case id naming a huge case builds nothing.
+    if (f.case_id && !f.reject) try {
+        uint64_t bytes = 4096;
+        for (auto& [name, t] : f.inputs) bytes += t.nbytes();
+        AllocationLimit cap(bytes);
+        const Problem made = e.op->make(e.c);
+        bool same = made.params == f.params && made.inputs.size() == f.inputs.size();
+        for (auto& [name, t] : made.inputs) {
+          auto it = f.inputs.find(name);
+          same = same && it != f.inputs.end() && it->second.dtype == t.dtype && it->second.shape == t.shape &&
+                 it->second.bytes == t.bytes;
+        }
+        if (same) e.problem.made_from = made.made_from;
+      } catch (const std::exception&) {
+        // Not the case's own inputs (or not a case make() takes): arbitrary inputs, as any file's.
+      }
     verdict = e.op->validate(e.problem);
     // A file's params can make a small input's outputs huge (a conv2d's stride, padding and
     // dilation): sized from shapes before the tolerance (an output-sized tensor), the reference or

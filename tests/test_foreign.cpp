@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/runner.h"
+#include "goldens/verify.h"
 #include "gpu/ggml/ggml_backend.h"
 #include "gpu/ort/ort_backend.h"
 #include "reference/registry.h"
@@ -137,6 +138,22 @@ TEST(ForeignBackends, UnexpressibleCasesAreUnsupportedWithTheReason) {
   const CaseResult d12 = judge(prepare(Case::parse("sdpa/S=1,Hq=2,Hkv=1,D=12,pos=3/float16/buffer/seed=3")), *o);
   EXPECT_EQ(d12.outcome, Outcome::unsupported);
   EXPECT_NE(d12.detail.find("multiple of 8"), std::string::npos) << d12.detail;
+}
+
+// A golden that names its case and holds that case's inputs carries how they were made, so ggml,
+// which computes RoPE angles itself, verifies it; without that (a file whose inputs are not its
+// case's own) the tables are arbitrary to it, and the case UNSUPPORTED.
+TEST(ForeignBackends, AGoldenOfItsOwnCaseVerifiesWhereTheLibraryComputesItsInputs) {
+  auto b = ggml();
+  if (!b) GTEST_SKIP() << "ggml-vulkan is not installed here";
+  const std::string file = std::string(TS_SOURCE_DIR) + "/goldens/rope_llama-float32-pass-1.safetensors";
+  GoldenCheck g = check_golden(file);
+  ASSERT_EQ(g.reference.outcome, Outcome::pass) << g.reference.detail;
+  EXPECT_TRUE(g.expected.problem.made_from.contains("rope_pos"));
+  const CaseResult r = judge_golden(g, *b);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.detail;
+  g.expected.problem.made_from = Params::object();
+  EXPECT_EQ(judge_golden(g, *b).outcome, Outcome::unsupported);
 }
 
 // Query heads read kv heads in reverse: wrong wherever there are two kv heads.
