@@ -32,6 +32,9 @@ inline double inv_freq(int64_t i, int64_t d, double theta = kRopeBase) {
 // summation order (each term of an n-term sum passes through at most n-1 additions, whatever the
 // tree) and an fma only drops a rounding.
 constexpr double kUnitF32 = 0x1p-23;
+// The relative error of rounding a value to dtype t once (float16 2^-11, bfloat16 2^-8, to nearest;
+// float32 kUnitF32, any direction): what a kernel computing in t loses per operation.
+constexpr double unit_roundoff(DType t) { return t == DType::f16 ? 0x1p-11 : t == DType::bf16 ? 0x1p-8 : kUnitF32; }
 
 // Higham's gamma_n = n u / (1 - n u) with u = kUnitF32: n roundings move a value by at most
 // gamma_n of it, and an n-term float32 dot product errs by at most gamma_n * sum |x_i y_i|.

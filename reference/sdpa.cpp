@@ -55,22 +55,14 @@ struct SplitGeometry {
 // Query blocks of all S * G rows of a kv head up to 32 (a power of two, so that the 64 invocations
 // split evenly among the block's queries in the reductions): decode blocks are the G heads that share
 // one kv head, prefill blocks reuse each K/V row for 32 queries. Chunks of 32 keys where that leaves
-// at most 512 workgroups, else longer chunks, up to 256 and qblock * chunk <= 4096. Measured on an
-// H100 (Vulkan, Hq 32, Hkv 8, D 128, float16 decode): at ctx 4096 chunks of 16 / 32 / 64 / 128
-// keys (2,048 / 1,024 / 512 / 256 workgroups) took 55 / 41 / 33 / 49 us, at ctx 32768 chunks of
-// 128 / 256 took 199 / 193 us: more chunks shorten each workgroup's chain of loads but lengthen
-// the combine's, which reads every chunk's partial output (ctx 32768: 128 chunks of 256, 2 MiB of
-// partial outputs written and read again beside 134 MB of float16 K/V).
+// at most 512 workgroups, else longer chunks, up to 256 and qblock * chunk <= 4096: more chunks
+// shorten each workgroup's chain of loads but lengthen the combine's, which reads every chunk's
+// partial output (the chunk sizes' times: PERFORMANCE.md).
 // The decode partial: blocks of 4 rows; chunks a multiple of 32 keys (its K steps and V batches),
 // the shortest (at least 64) that leaves at most kDecodeWave workgroups, or two waves' worth where
-// one would need chunks past 192 keys; at most 256. The H100 holds 396 of these workgroups at once
-// (3 a multiprocessor at 168 registers), and a grid just past a multiple of that waits for a mostly
-// idle last wave. Measured there (the bench shape above, float16; workgroups in brackets):
-//   ctx 2048: chunks of 64 / 96 / 128 took 13.7 (256) / 13.1 (176) / 14.3 (128) us;
-//   ctx 4096: 64 / 96 / 128 / 160: 19.1 (512) / 15.1 (344) / 15.7 (256) / 15.1 (208) us;
-//   ctx 8192: 128 / 192 / 256: 25.0 (512) / 19.2 (344) / 19.6 (256) us;
-//   ctx 16384: 192 / 256: 40.3 (688) / 45.2 (512) us;
-//   ctx 32768: 192 / 224 / 256 / 320: 72.5 (1,368) / 67.4 (1,176) / 68.7 (1,024) / 75.6 (824) us.
+// one would need chunks past 192 keys; at most 256. kDecodeWave is about one wave of these workgroups
+// on a large GPU: a grid just past a multiple of a wave waits for a mostly idle last wave
+// (the measurements behind the constant: PERFORMANCE.md).
 SplitGeometry split_geometry(int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t ctx) {
   SplitGeometry g;
   const int64_t rows = S * (Hq / Hkv);

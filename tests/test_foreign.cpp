@@ -9,40 +9,32 @@
 #include "core/runner.h"
 #include "goldens/verify.h"
 #include "gpu/ggml/ggml_backend.h"
+#include "gpu/ggml/mappings.h"
 #include "gpu/ort/ort_backend.h"
+#include "gpu/ort/mappings.h"
 #include "reference/registry.h"
 
 namespace ts::test {
 namespace {
 
-// The backend with `op`'s mapping replaced by `broken(mapping)`; skips the test when the library
-// is not installed here (the ctest cli_expected_backends_available fails for that instead).
-template <class Break>
-std::unique_ptr<ForeignBackend> with_broken(ForeignOptions o, const std::string& why, const std::string& op, Break broken,
-                                            std::vector<Mapping>& keep) {
+// The backend (its mapping of `op` replaced by `broken(mapping)`, if given); null when the library is
+// not installed here (the test skips: the ctest cli_expected_backends_available fails for that).
+std::unique_ptr<ForeignBackend> opened(ForeignOptions o, const std::string& op, Mapping (*broken)(Mapping)) {
   if (o.argv.empty()) return nullptr;
-  keep = *o.mappings;
-  for (Mapping& m : keep)
-    if (m.op == op) m = broken(m);
-  o.mappings = &keep;
+  for (Mapping& m : o.mappings)
+    if (broken && m.op == op) m = broken(m);
   std::string why_not;
   return ForeignBackend::create(std::move(o), &why_not);
 }
 
-std::unique_ptr<ForeignBackend> ggml(const std::string& op = "", Mapping (*broken)(Mapping) = nullptr,
-                                     std::vector<Mapping>* keep = nullptr) {
+std::unique_ptr<ForeignBackend> ggml(const std::string& op = "", Mapping (*broken)(Mapping) = nullptr) {
   std::string why;
-  static std::vector<Mapping> unused;
-  return with_broken(ggml_vulkan_options({}, &why), why, op, broken ? broken : +[](Mapping m) { return m; },
-                     keep ? *keep : unused);
+  return opened(ggml_vulkan_options({}, &why), op, broken);
 }
 
-std::unique_ptr<ForeignBackend> ort(const std::string& op = "", Mapping (*broken)(Mapping) = nullptr,
-                                    std::vector<Mapping>* keep = nullptr) {
+std::unique_ptr<ForeignBackend> ort(const std::string& op = "", Mapping (*broken)(Mapping) = nullptr) {
   std::string why;
-  static std::vector<Mapping> unused;
-  return with_broken(ort_webgpu_options({}, &why), why, op, broken ? broken : +[](Mapping m) { return m; },
-                     keep ? *keep : unused);
+  return opened(ort_webgpu_options({}, &why), op, broken);
 }
 
 // Small float16 sdpa cases in buffers, one head_dim (each new one is a compile on lavapipe).
@@ -111,8 +103,7 @@ Mapping rope_asked_anyway(Mapping m) {
 }
 
 TEST(ForeignBackends, ALibraryThatAbortsEndsOneCaseNotTheRun) {
-  std::vector<Mapping> keep;
-  auto b = ggml("rope_half", rope_asked_anyway, &keep);
+  auto b = ggml("rope_half", rope_asked_anyway);
   if (!b) GTEST_SKIP() << "ggml-vulkan is not installed here";
   // ggml-vulkan's supports_op accepts a bfloat16 ROPE that it has no kernel for: it aborts
   // (gpu/ggml/README.md). The worker dies; the case is ERROR, and the next one runs on a fresh worker.
@@ -170,15 +161,13 @@ Mapping kv_heads_reversed(Mapping m) {
           std::memcpy(y.bytes.data() + (r * H + h) * head, x.bytes.data() + (r * H + H - 1 - h) * head, head);
       x = std::move(y);
     }
-    std::string why;
-    return ggml_vulkan_options({}, &why).mappings->at(2).express(q);
+    return ggml::sdpa().express(q);
   };
   return m;
 }
 
 TEST(ForeignBackends, AWrongKvHeadMappingIsCaughtAndShrunk) {
-  std::vector<Mapping> keep;
-  auto b = ggml("sdpa", kv_heads_reversed, &keep);
+  auto b = ggml("sdpa", kv_heads_reversed);
   if (!b) GTEST_SKIP() << "ggml-vulkan is not installed here";
   expect_caught_and_shrunk(*b, "Hkv", 2);
 }
@@ -186,8 +175,7 @@ TEST(ForeignBackends, AWrongKvHeadMappingIsCaughtAndShrunk) {
 // The cache handed over without its transposition: ORT reads [1, Cmax, Hkv, D] as [1, Hkv, Cmax, D].
 Mapping cache_not_transposed(Mapping m) {
   m.express = [](const Problem& p) {
-    std::string why;
-    Expressed e = ort_webgpu_options({}, &why).mappings->at(2).express(p);
+    Expressed e = ort::sdpa().express(p);
     if (e.call)
       for (auto& [name, t] : e.call->inputs)
         if (name == "past_key") {
@@ -201,8 +189,7 @@ Mapping cache_not_transposed(Mapping m) {
 }
 
 TEST(ForeignBackends, ATransposedCacheMappingIsCaughtAndShrunk) {
-  std::vector<Mapping> keep;
-  auto b = ort("sdpa", cache_not_transposed, &keep);
+  auto b = ort("sdpa", cache_not_transposed);
   if (!b) GTEST_SKIP() << "ort-webgpu is not installed here";
   expect_caught_and_shrunk(*b, "Hkv", 2);
 }

@@ -70,7 +70,7 @@ void ForeignBackend::start() {
     const json j = json::parse(text_of(f));
     info_.backend = options_.name;
     info_.name = cat(j.value("device", "?"), " (", j.value("library", options_.name), ")");
-    for (const Mapping& m : *options_.mappings) info_.capabilities.push_back("maps:" + m.op);
+    for (const Mapping& m : options_.mappings) info_.capabilities.push_back("maps:" + m.op);
   }
   worker_ = std::move(w);
 }
@@ -135,7 +135,7 @@ RunOutput ForeignBackend::run(const OpDef& op, const Problem& p) {
     return out;
   }
   const Mapping* m = nullptr;
-  for (const Mapping& candidate : *options_.mappings)
+  for (const Mapping& candidate : options_.mappings)
     if (candidate.op == op.name) m = &candidate;
   if (!m) {
     out.status = RunOutput::Status::unsupported;

@@ -59,7 +59,7 @@ struct Mapping {
 struct ForeignOptions {
   std::string name;                      // "ggml-vulkan", "ort-webgpu"
   std::vector<std::string> argv;         // the worker's command line
-  const std::vector<Mapping>* mappings = nullptr;
+  std::vector<Mapping> mappings;
   uint32_t timeout_ms = 120000;          // one request, compiles included (a library compiles on first use)
 };
 

@@ -14,7 +14,6 @@
 namespace ts {
 
 ForeignOptions ggml_vulkan_options(const GgmlOptions& o, std::string* why_not) {
-  static const std::vector<Mapping> mappings = {ggml::rope_llama(), ggml::rope_half(), ggml::sdpa()};
   ForeignOptions f;
   // TOUCHSTONE_GGML_WORKER: a worker built elsewhere (the GPU bundle carries one).
   const char* env = std::getenv("TOUCHSTONE_GGML_WORKER");
@@ -32,11 +31,11 @@ ForeignOptions ggml_vulkan_options(const GgmlOptions& o, std::string* why_not) {
   // ggml skips CPU devices (lavapipe) unless told which to use; told, it uses the one this run's
   // Vulkan backend picks. An abort would otherwise start gdb for a backtrace.
   // The Vulkan layer that marks loops DontUnroll on CPU devices (as for Touchstone's own kernels):
-  // lavapipe compiles ggml's unrolled attention kernels for tens of seconds otherwise.
+  // lavapipe otherwise spends most of a cold sweep compiling ggml's unrolled attention kernels.
   f.argv = {"/usr/bin/env", cat("GGML_VK_VISIBLE_DEVICES=", o.device), "GGML_NO_BACKTRACE=1"};
   for (std::string& e : roll_loops_env()) f.argv.push_back(std::move(e));
   f.argv.push_back(worker);
-  f.mappings = &mappings;
+  f.mappings = {ggml::rope_llama(), ggml::rope_half(), ggml::sdpa()};
   f.timeout_ms = o.timeout_ms;
   return f;
 }

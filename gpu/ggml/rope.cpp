@@ -18,9 +18,6 @@ namespace {
 
 constexpr double u = kUnitF32;
 
-// Unit roundoff of a case dtype: the operator's tables are the exact cos/sin rounded to it once.
-double unit_of(DType t) { return t == DType::f16 ? 0x1p-11 : t == DType::bf16 ? 0x1p-8 : u; }
-
 // How far ggml's cos(theta'), sin(theta') may lie from the case's table entries, for pair i of a
 // head of D at position P (a bound on both), by the letter of the Vulkan precision rules:
 //  - theta_scale: -2/D rounded (its exponent off by u, so the power by |ln theta_scale| u) and powf's
@@ -57,7 +54,7 @@ Tensor rope_bound(const Problem& p, const Tensor& x, int seq_axis, Pairing pairi
   const std::vector<double> v = x.values();
   std::vector<int64_t> stride(4, 1);
   for (int k = 2; k >= 0; --k) stride[k] = stride[k + 1] * x.shape[k + 1];
-  const double u_t = unit_of(p.dtype);
+  const double u_t = unit_roundoff(p.dtype);  // the tables: the exact cos/sin rounded to it once
   for (int64_t e = 0; e < x.numel(); ++e) {
     const int64_t j = e % D, s = (e / stride[seq_axis]) % x.shape[seq_axis];
     const int64_t partner = e - j + pairing.partner(j, D);

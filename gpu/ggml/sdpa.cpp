@@ -22,8 +22,6 @@
 namespace ts::ggml {
 namespace {
 
-constexpr double kUnitF16 = 0x1p-11;
-
 int64_t input_pos(const Problem& p) { return p.params.at("input_pos").get<int64_t>(); }
 
 Expressed express(const Problem& p) {
@@ -65,7 +63,7 @@ Tensors outputs(const Problem& p, Tensors got) {
   return out;
 }
 
-Tolerance bound(const Problem& p) { return derived_tolerance(p.dtype, {{"out", sdpa_error_bound(p, kUnitF16)}}); }
+Tolerance bound(const Problem& p) { return derived_tolerance(p.dtype, {{"out", sdpa_error_bound(p, unit_roundoff(DType::f16))}}); }
 
 }  // namespace
 

@@ -16,7 +16,6 @@ namespace ts {
 namespace fs = std::filesystem;
 
 ForeignOptions ort_webgpu_options(const OrtOptions& o, std::string* why_not) {
-  static const std::vector<Mapping> mappings = {ort::rope_llama(), ort::rope_half(), ort::sdpa()};
   ForeignOptions f;
   const std::string node = find_node(o.node, why_not);
   if (node.empty()) {
@@ -37,7 +36,7 @@ ForeignOptions ort_webgpu_options(const OrtOptions& o, std::string* why_not) {
   f.argv = {"/usr/bin/env"};
   for (std::string& e : roll_loops_env()) f.argv.push_back(std::move(e));
   f.argv.insert(f.argv.end(), {node, (dir / "worker.mjs").string(), dir.string()});
-  f.mappings = &mappings;
+  f.mappings = {ort::rope_llama(), ort::rope_half(), ort::sdpa()};
   f.timeout_ms = o.timeout_ms;
   return f;
 }

@@ -19,8 +19,6 @@
 namespace ts::ort {
 namespace {
 
-double unit_of(DType t) { return t == DType::f16 ? 0x1p-11 : kUnitF32; }
-
 ForeignCall rotary(int interleaved, Tensor x, Tensor cos, Tensor sin, int64_t heads) {
   ForeignCall c;
   c.op = "RotaryEmbedding";
@@ -42,7 +40,7 @@ ForeignCall rotary(int interleaved, Tensor x, Tensor cos, Tensor sin, int64_t he
 // Per element: (|x_j cos| + |x_partner sin|) gamma(3) of the case dtype.
 Tensor bound(const Problem& p, const Tensor& x, const Tensor& cs, const Tensor& sn, int seq_axis, bool half) {
   const int64_t D = x.shape[3], W = cs.shape[1];
-  const double u = unit_of(p.dtype), g = 3 * u / (1 - 3 * u);
+  const double u = unit_roundoff(p.dtype), g = 3 * u / (1 - 3 * u);
   Tensor b(DType::f64, x.shape);
   double* E = reinterpret_cast<double*>(b.bytes.data());
   const std::vector<double> v = x.values(), c = cs.values(), s = sn.values();

@@ -83,7 +83,7 @@ Tensors outputs(const Problem& p, Tensors got) {
 }
 
 Tolerance bound(const Problem& p) {
-  return derived_tolerance(p.dtype, {{"out", sdpa_error_bound(p, p.dtype == DType::f16 ? 0x1p-11 : kUnitF32)}});
+  return derived_tolerance(p.dtype, {{"out", sdpa_error_bound(p, unit_roundoff(p.dtype))}});
 }
 
 }  // namespace

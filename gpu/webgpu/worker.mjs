@@ -25,11 +25,10 @@ if (layerDir) {
 }
 
 // The NVIDIA driver keeps compiled pipelines in one on-disk cache per user, and the backend's
-// workers are separate processes that all write it at once: on an H100 that lost entries, and a
-// warm check recompiled a different few dozen pipelines in every run (0.5-2 s each, Dawn making
-// them one at a time): 6-18 s for 3,600 case runs, mostly 12-17. Worker i keeps its own cache,
-// where the pipelines it is routed (the same ones every run: WebGpuBackend::route) stay: 4.0-4.7 s,
-// run after run. Set before Dawn loads the driver, which reads it then; other drivers ignore it.
+// workers are separate processes that all write it at once: that lost entries, and a warm check
+// recompiled a different few dozen pipelines in every run. Worker i keeps its own cache, where the
+// pipelines it is routed (the same ones every run: WebGpuBackend::route) stay. Set before Dawn
+// loads the driver, which reads it then; other drivers ignore it.
 function driverCachePerWorker() {
   try {
     const base = process.env.__GL_SHADER_DISK_CACHE_PATH ||

@@ -65,7 +65,7 @@ vec4 ts_f16_round4(vec4 v) { return vec4(ts_f16_round(v.x), ts_f16_round(v.y), t
 // whose result the conversion holds exactly: the same bits as ts_f16_round4 alone, for every value.
 // The guard is min/max of |v| (a texel with a zero takes ts_f16_round4: rare, and the same bits); a
 // NaN lane that min/max let through is converted as ts_f16_round4 would pass it on, unchanged.
-// On the H100 this store took rope_llama float16 from 287 to 271 us against a per-lane guard.
+// One guard per texel, not per lane: the per-lane guard was measurably slower (PERFORMANCE.md).
 vec4 ts_f16_rte4(vec4 v) {
   vec4 a = abs(v);
   bool plain = max(max(a.x, a.y), max(a.z, a.w)) <= 65504.0 && min(min(a.x, a.y), min(a.z, a.w)) >= 6.103515625e-05;

@@ -10,8 +10,7 @@
 // the costly part next to 16 bytes of float16) once per run. Other texels take the per-lane path
 // (ragged D % 4 == 2 rows, strided packings). Both compute each element with the same float32
 // expression, so the results are bit-identical. When every tensor is a buffer (known when compiling)
-// and D % 8 == 0, the fast path below replaces all of this (H100, B1 S28800 H24 D128: float16
-// 403 -> 274 us, float32 577 -> 482 us).
+// and D % 8 == 0, the fast path below replaces all of this (faster: PERFORMANCE.md).
 TS_INPUT(xq, 0)
 TS_INPUT(xk, 1)
 TS_INPUT(freqs_cos, 2)

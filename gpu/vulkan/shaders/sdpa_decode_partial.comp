@@ -21,8 +21,8 @@
 // 3. Weighted V: invocation (texel d4 = l % 32, slice l / 32) adds keys slice, slice + NS, ... in
 //    key order, KB keys' texels loaded at once; a warp reads whole V rows (coalesced); the weights of
 //    a key for all QB queries are one vec4 of shared memory. The NS slices are added in slice order.
-//    (Reading V in 16-byte words too, 16 invocations a row and 8 slices added as a tree, measured
-//    no faster on an H100: 87 us at ctx 32768 against 85, and it spilled registers.)
+//    (Reading V in 16-byte words too, 16 invocations a row and 8 slices added as a tree, was no
+//    faster and spilled registers.)
 // The shuffles need subgroups of at least LG invocations made of aligned runs of consecutive local
 // indices (Dispatch::subgroup; every device seen: lavapipe 8, NVIDIA 32).
 // Barriers and shuffles are in uniform control flow: every loop bound around them is workgroup-uniform.
@@ -31,9 +31,8 @@ TS_INPUT(k, 1)
 TS_INPUT(v, 2)
 // K is read in words of two neighbouring texels (KWORD).
 #if DTYPE_BYTES == 2
-// 16-bit K cache read as 16-byte words, two texels each (a load instruction moves twice the bytes:
-// measured on an H100, this kernel's time went with its load instructions more than its bytes:
-// float32 moved twice float16's bytes in 1.2x the time; ctx 32768 float16 went from 91 to 85 us).
+// 16-bit K cache read as 16-byte words, two texels each: a load instruction moves twice the bytes,
+// and this kernel's time goes with its load instructions more than with its bytes.
 layout(std430, binding = 3) readonly buffer KC { uvec4 k_cache[]; };
 layout(std430, binding = 4) readonly buffer VC { DTYPE4 v_cache[]; };
 vec4 widen(uint a, uint b) {
@@ -98,8 +97,7 @@ uint cached_at(uint c, uint d4) { return (c * pc.Hkv + kvh) * pc.D4 + d4; }
 float score(uint i, uint c) { return w4[c][i]; }
 void set_weight(uint i, uint c, float e) { w4[c][i] = e; }
 // chunk_softmax's runs: the LG parts of a lane group combine by shuffles (a tree: partners t ^ 1,
-// then t ^ 2, then t ^ 4), and part 0 adds P / LG = 4 runs, not 32 parts, from shared memory
-// (measured on an H100, float16: ctx 4096 15.2 -> 14.9 us, ctx 32768 68.6 -> 68.0 us, 6 pairs).
+// then t ^ 2, then t ^ 4), and part 0 adds P / LG = 4 runs, not 32 parts, from shared memory.
 const uint RUN = LG;
 float run_max(float x) {
   for (uint b = 1u; b < LG; b *= 2u) x = max(x, subgroupShuffleXor(x, b));
@@ -138,8 +136,7 @@ void main() {
   for (uint i = 0u; i < QB; ++i)
     for (uint u = 0u; u < TL; ++u) qr[i][u] = texel_of(t, u) < pc.D4 ? qf[i * pc.D4 + texel_of(t, u)] : vec4(0.0);
   // Each step's K words are loaded one step ahead: the next step's loads are in flight during this
-  // step's dots and shuffles (measured on an H100 with the whole V batches below: ctx 32768 float16
-  // 74 -> 71 us, though it takes the kernel from 116 to 168 registers).
+  // step's dots and shuffles (faster, though it costs registers).
   KWORD ahead[KP][TL / 2u];
   for (uint p = 0u; p < KP; ++p)
     for (uint u = 0u; u < TL; u += 2u) {
@@ -197,8 +194,8 @@ void main() {
     na[i] = seen_of(i);
   }
   // Whole batches of cached keys check no bound: every query of the block sees every cached key (its
-  // limit pos + s is past them), and the spare rows' sums are never stored. (Measured on an H100:
-  // ctx 32768 float16 85 -> 74 us; the checks were most of the weighted V's instructions.)
+  // limit pos + s is past them), and the spare rows' sums are never stored. The checks were most
+  // of the weighted V's instructions.
   uint whole = nc - nc % (NS * KB);
   for (uint base = 0u; base < whole; base += NS * KB) {
     vec4 vv[KB];

@@ -31,27 +31,10 @@
 // The plan sizes the shared arrays: SCMAX >= qblock * chunk scores (decode gets a small one: more
 // workgroups fit on a multiprocessor), QSTAGE >= 32 staged query texels. QPT and KB are small: the
 // unrolled QPT x KB loops' size is what a CPU device's compile time grows with (lavapipe compiles at
-// the first dispatch: 3 s for KB 8, 16+ s with QPT 32). On an H100, KB 8 took ctx 32768 decode
-// from 228 to 199 us; 16 was slower (236 us).
-// Measured slower on the H100 (float16, Hq 32, Hkv 8, D 128; branch h-decode, e304f1a..b41e0fd): a
-// decode partial that staged each chunk's K and V rows through shared memory in coalesced tiles of
-// 32 keys (17 texels per invocation in flight, the next tile's loads issued before the current one
-// was used): 72.5 / 637 us at ctx 4096 / 32768 against this kernel's 31.9 / 187, tiles of 64 keys
-// worse (101 / 1162). Its ~230 GB/s is about what one load in flight per invocation gives; why its
-// loads did not overlap is not known (explicitly unrolled loads into a local array measured the
-// same). Its ctx-1 path (queries and this step's key and value loaded at once) took 10.5 us where
-// this kernel's takes 13.3. This kernel with its K and V loads replaced by constants (wrong outputs,
-// timed by an experimental build) still took 116 / 26 us at ctx 32768 / 4096 (188 / 32 with them;
-// without the combine's work 184): its time is mostly instructions and their latency (a shared-memory
-// read of the query for every vec4 dot, two warps a workgroup), not memory. [[unroll]] on the QPT
-// and KB loops changed nothing (231 us). A first try at the queries in registers, dropped in for the
-// scores (8 lanes a key along the head dim, 4 keys' texels in flight, subgroupClusteredAdd over the
-// 8; this file's softmax and weighted V kept), was slower still: 83 / 431 us, and 38 us at ctx 1,
-// where the new code does almost nothing: `bench --kernel-stats` showed it at 116 registers with
-// 592 bytes of local memory (spills), against this kernel's 95 registers, no local memory and
-// 8.7 KB of shared memory. So this kernel is not starved of registers either: at ctx 32768 its
-// grid is 1,024 workgroups of two warps, ~16 warps a multiprocessor of the 64 it could hold, each
-// running a long dependent chain; more, shorter chunks lengthened the combine instead (above).
+// the first dispatch), and on a GPU a larger KB was slower. This kernel's time is mostly
+// instructions and their latency, not memory: staging K and V through shared memory, keeping the
+// queries in registers, or unrolling further were all slower or no faster (the experiments and
+// their times: PERFORMANCE.md).
 // Barriers are in uniform control flow: every loop bound around a barrier is workgroup-uniform.
 TS_INPUT(q, 0)
 TS_INPUT(k, 1)
