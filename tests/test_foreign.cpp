@@ -126,6 +126,11 @@ TEST(ForeignBackends, UnexpressibleCasesAreUnsupportedWithTheReason) {
   const CaseResult layout = judge(prepare(Case::parse("rope_half/B=1,H=1,S=2,D=4/float32/texture3d_w/seed=3")), *o);
   EXPECT_EQ(layout.outcome, Outcome::unsupported);
   EXPECT_NE(layout.detail.find("buffers only"), std::string::npos) << layout.detail;
+  for (ForeignBackend* b : {g.get(), o.get()}) {
+    const CaseResult empty = judge(prepare(Case::parse("rope_half/B=0,H=1,S=1,D=4/float32/buffer/seed=1")), *b);
+    EXPECT_EQ(empty.outcome, Outcome::unsupported) << empty.detail;
+    EXPECT_NE(empty.detail.find("is empty"), std::string::npos) << empty.detail;
+  }
   const CaseResult d12 = judge(prepare(Case::parse("sdpa/S=1,Hq=2,Hkv=1,D=12,pos=3/float16/buffer/seed=3")), *o);
   EXPECT_EQ(d12.outcome, Outcome::unsupported);
   EXPECT_NE(d12.detail.find("multiple of 8"), std::string::npos) << d12.detail;

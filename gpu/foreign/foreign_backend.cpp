@@ -134,6 +134,14 @@ RunOutput ForeignBackend::run(const OpDef& op, const Problem& p) {
     out.violation = *v;
     return out;
   }
+  // Nothing to compute, and nothing the libraries take: ggml asserts on an empty buffer, ORT refuses
+  // an empty dispatch. Not asked, so not a PASS either.
+  for (const auto& [name, t] : p.inputs)
+    if (t.numel() == 0) {
+      out.status = RunOutput::Status::unsupported;
+      out.message = cat(options_.name, ": ", name, " is empty (", t.describe(), "): the library is not asked");
+      return out;
+    }
   const Mapping* m = nullptr;
   for (const Mapping& candidate : options_.mappings)
     if (candidate.op == op.name) m = &candidate;
