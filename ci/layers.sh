@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The layers' include rule (README "Layout"): core <- properties <- reference <- {goldens, gpu} <- tools,
-# and gpu <- {vulkan, webgpu}. A file may include headers of its own layer and of those below it,
+# The layers' include rule (README "Layout"): core <- properties <- reference <- gpu/plans <-
+# {goldens, gpu} <- tools, and gpu <- {vulkan, webgpu}. A file may include headers of its own layer and of those below it,
 # never above or beside it, and no third-party header its layer must not know (core: no GPU API,
 # RapidCheck, Eigen, BLAS or test framework). CMake links each layer only to those below, but one
 # include root lets any file name any header, so this is what catches a wrong-way include.
@@ -33,6 +33,7 @@ files=$(find core properties reference goldens gpu tools \( -name node_modules -
 # shellcheck disable=SC2086
 awk '
 function layer(p) {
+  if (p ~ /^gpu\/plans\//) return "gpu/plans"
   if (p ~ /^gpu\/vulkan\//) return "gpu/vulkan"
   if (p ~ /^gpu\/webgpu\//) return "gpu/webgpu"
   sub(/\/.*/, "", p)
@@ -42,16 +43,18 @@ BEGIN {
   may["core"] = "core"
   may["properties"] = "core properties"
   may["reference"] = "core properties reference"
-  may["goldens"] = "core properties reference goldens"
-  may["gpu"] = "core properties reference gpu"
-  may["gpu/vulkan"] = "core properties reference gpu gpu/vulkan"
-  may["gpu/webgpu"] = "core properties reference gpu gpu/webgpu"
-  may["tools"] = "core properties reference goldens gpu gpu/vulkan gpu/webgpu tools"
+  may["gpu/plans"] = "core properties reference gpu/plans"
+  may["goldens"] = "core properties reference gpu/plans goldens"
+  may["gpu"] = "core properties reference gpu/plans gpu"
+  may["gpu/vulkan"] = "core properties reference gpu/plans gpu gpu/vulkan"
+  may["gpu/webgpu"] = "core properties reference gpu/plans gpu gpu/webgpu"
+  may["tools"] = "core properties reference gpu/plans goldens gpu gpu/vulkan gpu/webgpu tools"
   gpu_api = "vulkan/|volk\\.h|glslang/|spirv_cross|spirv-cross|SPIRV/"
   tests = "gtest/|gmock/"
   banned["core"] = gpu_api "|rapidcheck|" tests "|Eigen/|cblas|openssl/|CLI/"
   banned["properties"] = gpu_api "|" tests "|Eigen/|cblas|openssl/|CLI/"
   banned["reference"] = gpu_api "|rapidcheck|" tests "|openssl/|CLI/"
+  banned["gpu/plans"] = gpu_api "|rapidcheck|" tests "|cblas|openssl/|CLI/"
   banned["goldens"] = gpu_api "|rapidcheck|" tests "|CLI/"
   banned["gpu"] = gpu_api "|rapidcheck|" tests "|Eigen/|cblas|CLI/"
   banned["gpu/vulkan"] = "rapidcheck|" tests "|Eigen/|cblas|CLI/"

@@ -1,8 +1,8 @@
 #pragma once
-// An operator, defined once: its contract, how a case becomes input tensors, its float64 reference,
-// and the backend-neutral kernel plan that every GPU backend executes by name. Adding an operator =
-// one file in reference/ (this struct), one GLSL and one WGSL kernel, one generator in properties/,
-// and one line in reference/registry.cpp.
+// An operator, defined once: its contract, how a case becomes input tensors, its float64 reference
+// (reference/<op>.cpp), and the backend-neutral kernel plan that every GPU backend executes by name
+// (gpu/plans/<op>.cpp). Adding an operator = those two files, one GLSL and one WGSL kernel, one
+// generator in properties/, and one line in gpu/plans/registry.cpp.
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +21,7 @@ namespace rc { template <class T> class Gen; }
 namespace ts {
 
 struct Expected;  // core/runner.h: a case prepared for judging
+struct OpDef;
 
 using Params = nlohmann::json;  // always an object; goldens store it verbatim
 
@@ -58,7 +59,7 @@ struct Problem {
 // What an output element may differ from the float64 reference by (SPEC "Comparison and outcomes"):
 // element i of output `name` passes iff |out - ref| <= atol + elem[name][i] + rtol*|ref|, NaN never.
 // `elem` holds, per output, a float64 tensor of that output's shape: the bound of the kernel's own
-// arithmetic on this case's inputs (reference/*.cpp derive it beside each operator). atol and rtol
+// arithmetic on this case's inputs (gpu/plans/*.cpp derive it beside each operator's plan). atol and rtol
 // are what every element shares: rtol the final store's rounding to a narrower dtype, atol its
 // subnormal spacing. An output without an `elem` entry (a golden's {"atol","rtol"}) is held to the
 // scalars alone. Tensors are shared, so copying a Tolerance (or an Expected) stays cheap.
@@ -142,7 +143,10 @@ Var int_var(std::string name, int64_t min, int64_t max, std::string dflt, std::s
 Var word_var(std::string name, std::vector<std::string> words, std::string dflt, std::string help);
 Var list_var(std::string name, int64_t min, int64_t max, std::string dflt, std::string help);
 
-struct OpDef {
+// What an operator is, whatever runs it: its case ids, rules, inputs and float64 reference — the
+// product contract (SPEC), and the only part of an operator the goldens depend on (their manifest
+// hashes reference/, where each operator keeps it).
+struct OpContract {
   std::string name;
   std::string summary;
   std::vector<std::string> inputs;
@@ -153,9 +157,6 @@ struct OpDef {
   Problem (*make)(const Case&);                            // tensors from vars + seed (never throws on contract)
   std::optional<Violation> (*validate)(const Problem&);    // first broken rule, or none
   Tensors (*reference)(const Problem&);                    // outputs: float64 for computed floats
-  std::vector<BufferSpec> (*buffers)(const Problem&);      // valid problems only
-  std::vector<Dispatch> (*plan)(const Problem&);           // valid problems only
-  Tolerance (*tolerance)(const Problem&);                  // for output dtype == case dtype
   std::vector<Case> (*edge_cases)(DType);                  // hand-picked, valid and invalid
   // properties/: random valid / invalid cases of this operator (call it with the OpDef itself).
   rc::Gen<Case> (*generator)(const OpDef& op, DType, bool valid);
@@ -169,19 +170,49 @@ struct OpDef {
                                                            // <input>_dtype, allowed for every input)
   // The layouts each tensor (input or output) may take; a tensor not listed allows only `buffer`.
   std::map<std::string, std::vector<std::string>> layouts = {};
-  // Performance models for `touchstone bench`, beside the plan in each operator's file (nullptr:
-  // not applicable). bytes_moved: what an ideal kernel must read and write (each input byte it
-  // needs once, each output byte once; scratch and re-reads not counted), so bytes / time is the
-  // bandwidth the case reached. flops: floating-point (or, for integer operators, integer)
-  // arithmetic operations of the algorithm, multiply and add counted apart.
+};
+
+// The float32 values of some tensors, by name (OpPlan::emulate).
+using Floats = std::map<std::string, std::vector<float>>;
+
+// A named workload of `touchstone bench`'s default suite: a case id per size, without `impl` (every
+// implementation the operator declares is benchmarked).
+struct BenchWorkload {
+  std::string name;
+  std::string full;   // the shapes GPUs are measured at
+  std::string quick;  // the same shape class, smaller: CPU devices (lavapipe), a few seconds in all
+};
+
+// How the GPU computes an operator, the same for every backend: buffers, dispatches and their
+// constants, what the kernels' arithmetic may err by, and what `bench` measures. Each operator keeps
+// it in gpu/plans/<op>.cpp; a change there leaves the goldens as they are.
+struct OpPlan {
+  std::vector<BufferSpec> (*buffers)(const Problem&);      // valid problems only
+  std::vector<Dispatch> (*plan)(const Problem&);           // valid problems only
+  Tolerance (*tolerance)(const Problem&);                  // for output dtype == case dtype
+  // The kernels' float32 arithmetic in their order, on the CPU, under the caller's rounding direction
+  // (std::fesetround), with exp() and reciprocals pushed `up` or down as far as the shading
+  // languages allow (gpu/plans/emulate.h): tests/test_tolerance_rounding.cpp checks `tolerance`
+  // against it. Results are the float32 values before the store (int8: the final integers).
+  Floats (*emulate)(const Problem&, const Floats& inputs, bool up) = nullptr;
+  // Performance models for `touchstone bench` (nullptr: not applicable). bytes_moved: what an ideal
+  // kernel must read and write (each input byte it needs once, each output byte once; scratch and
+  // re-reads not counted), so bytes / time is the bandwidth the case reached. flops: floating-point
+  // (or, for integer operators, integer) arithmetic operations of the algorithm, multiply and add
+  // counted apart.
   double (*bytes_moved)(const Problem&) = nullptr;
   double (*flops)(const Problem&) = nullptr;
+  std::vector<BenchWorkload> bench = {};
   // Coverage classes of the operator's own, beside those every operator gets from its case
-  // variables, storage and plans (reference/coverage.cpp): the ones a valid case meets, and the ones
+  // variables, storage and plans (gpu/plans/coverage.cpp): the ones a valid case meets, and the ones
   // a sweep is expected to meet (`check` shows a 0 for a class it missed). nullptr: none.
   std::vector<std::string> (*classes)(const Expected&, const std::vector<Dispatch>& plan) = nullptr;
   std::vector<std::string> (*expected_classes)(const OpDef&) = nullptr;
 };
+
+// An operator: its contract (reference/<op>.cpp) and its plan (gpu/plans/<op>.cpp), joined in its
+// plan file and listed once in gpu/plans/registry.cpp.
+struct OpDef : OpContract, OpPlan {};
 
 // The problem of case c: op.make(c), with the seed's low bits choosing the paths a device takes
 // besides its usual ones (fallback_paths, fold_grids, reverse_lanes), so that an id reruns on its own.

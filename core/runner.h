@@ -28,7 +28,7 @@ struct Expected {
 // Builds the reference side of a case of `op`. Throws UsageError if the case breaks the operator's
 // declaration or exceeds `max_bytes` (both before allocating); any other failure to build it is
 // recorded in `error` (an ERROR outcome). Callers name a case by id: ts::prepare(const Case&)
-// in reference/registry.h finds its operator.
+// in gpu/plans/registry.h finds its operator.
 // `max_bytes`: the host memory a case may take (check: kMaxCaseBytes; bench states its own).
 Expected prepare(const OpDef& op, const Case& c, uint64_t max_bytes = kMaxCaseBytes);
 // The same into `e`, calling `made(built)` as soon as the inputs and the contract verdict are in

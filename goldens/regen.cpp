@@ -16,8 +16,8 @@
 #include "goldens/files.h"
 #include "goldens/manifest.h"
 #include "goldens/sha256.h"
-#include "reference/coverage.h"
-#include "reference/registry.h"
+#include "gpu/plans/coverage.h"
+#include "gpu/plans/registry.h"
 
 namespace ts {
 namespace {
@@ -225,7 +225,7 @@ GoldenSet golden_set() {
       std::stable_sort(valid.begin(), valid.end(), smaller);
       std::stable_sort(invalid.begin(), invalid.end(), smaller);
       const std::string prefix = cat(op->name, "-", dtype_name(t));
-      // The smallest cases, then for each shape class of the sweep (reference/coverage.h: GQA, MQA,
+      // The smallest cases, then for each shape class of the sweep (gpu/plans/coverage.h: GQA, MQA,
       // prefill, chunked prefill, large logits, ragged, ...) that they miss, the smallest case in it.
       std::vector<const Candidate*> picked;
       std::set<std::string> covered;

@@ -9,7 +9,7 @@
 #include "core/case_rules.h"
 #include "goldens/files.h"
 #include "goldens/manifest.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 
 namespace ts {
 namespace {

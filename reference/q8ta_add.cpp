@@ -155,30 +155,6 @@ namespace {
 
 Tensors reference(const Problem& p) { return int8_output("out", p.inputs.at("a").shape, add_requant(p)); }
 
-std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at("a").shape, DType::i8}}; }
-
-// a and b read once, out written once (a memory-bound operator: no operation count).
-double bytes_moved(const Problem& p) { return elementwise_bytes(p, {"a"}); }
-
-// TS_INPUT(a, 0)  TS_INPUT(b, 1)  TS_OUTPUT(out, 2); one invocation per output texel; uniforms
-// a_scale, b_scale, inv_out_scale (float; the last 1 / output_scale rounded once on the host),
-// a_zp, b_zp, out_zp (int), n (uint: out's texels).
-std::vector<Dispatch> plan(const Problem& p) {
-  const uint64_t n = out_texels(p, "out", p.inputs.at("a").shape);
-  return {{"q8ta_add",
-           {},
-           n,
-           {{"a_scale", scale_param(p.params, "a_scale")},
-            {"b_scale", scale_param(p.params, "b_scale")},
-            {"inv_out_scale", double(float(1.0 / scale_param(p.params, "output_scale")))},
-            {"a_zp", double(zero_point_param(p.params, "a_zero_point"))},
-            {"b_zp", double(zero_point_param(p.params, "b_zero_point"))},
-            {"out_zp", double(zero_point_param(p.params, "output_zero_point"))},
-            {"n", double(n)}}}};
-}
-
-Tolerance tolerance(const Problem& p) { return int8_tolerance("out", p.inputs.at("a").shape, add_requant(p)); }
-
 std::vector<Case> edge_cases(DType t) {
   if (t != DType::i8) return {};
   auto mk = [t](const char* shape, const char* storage) {
@@ -238,9 +214,9 @@ std::vector<Var> vars() {
 
 }  // namespace
 
-const OpDef& q8ta_add_op() {
-  static const std::vector<std::string> layouts = {"buffer", "int8_4w", "int8_4c1w", "int8_4w4c"};
-  static const OpDef op{
+OpContract q8ta_add_contract() {
+  const std::vector<std::string> layouts = {"buffer", "int8_4w", "int8_4c1w", "int8_4w4c"};
+  return {
       "q8ta_add",
       "int8 + int8 -> int8 with independent quantization, mixed packed layouts",
       {"a", "b"},
@@ -254,11 +230,9 @@ const OpDef& q8ta_add_op() {
         "a, b and out share the packed dimension and block size (int8_4w4c and int8_4c1w: C, 4; int8_4w: W, 4; buffer: W, 1)",
         /*about_storage=*/true}},
       {DType::i8},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_q8ta_add, large_case,
+      make, validate, reference, edge_cases, gen_q8ta_add, large_case,
       vars(),
-      {{"a", layouts}, {"b", layouts}, {"out", layouts}},
-      bytes_moved, nullptr, q8ta::classes, q8ta::expected_classes};
-  return op;
+      {{"a", layouts}, {"b", layouts}, {"out", layouts}}};
 }
 
 }  // namespace ts

@@ -111,7 +111,7 @@ bool accumulator_inputs(Contract& c, const Problem& p, size_t rank);
 // float32 requantization of it (0 where every float32 operation is exact: derivation beside it).
 void accumulator_term(double acc, double is, double ws, double b, double os, double& v, double& d);
 
-// ---- Coverage (reference/coverage.cpp) ----
+// ---- Coverage (gpu/plans/coverage.cpp) ----
 
 // The float64 values before rounding, their float32 bounds d, and the output zero point of a valid
 // problem, element by element in output order.

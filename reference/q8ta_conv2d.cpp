@@ -20,33 +20,15 @@
 #include "reference/common.h"
 #include "reference/ops.h"
 #include "reference/q8ta_common.h"
+#include "reference/q8ta_conv2d.h"
 
 namespace ts {
+
+namespace q8ta {
+
 namespace {
 
-using namespace q8ta;
-
-// |x - zp| <= 255 and |w| <= 128: a reduction of Cg KH KW terms stays below 32640 * 65536 < 2^31.
-constexpr int64_t kMaxK = 65536;
 constexpr int64_t kMaxGeom = 1024;  // strides, dilations, paddings: enough for any model, no overflow
-
-// The geometry of a problem, read from its params and tensors. `ok` is false when the params are
-// malformed (a golden's; a case id cannot make them so).
-struct Geom {
-  int64_t N = 0, C_in = 0, H = 0, W = 0, C_out = 0, Cg = 0, KH = 0, KW = 0;
-  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, groups = 1;
-  bool ok = true;
-  // floor((H + 2ph - dh (KH-1) - 1) / sh) + 1, a floor division (the numerator may be negative).
-  static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t pad, int64_t d) {
-    const int64_t num = in + 2 * pad - d * (k - 1) - 1;
-    if (s < 1) return 0;
-    return (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
-  }
-  int64_t OH() const { return out_size(H, KH, sh, ph, dh); }
-  int64_t OW() const { return out_size(W, KW, sw, pw, dw); }
-  int64_t K() const { return Cg * KH * KW; }  // one output's reduction length
-  Shape out() const { return {N, C_out, std::max<int64_t>(OH(), 0), std::max<int64_t>(OW(), 0)}; }
-};
 
 bool pair_param(const Params& p, const char* key, int64_t dflt, int64_t& a, int64_t& b) {
   auto it = p.find(key);
@@ -59,6 +41,8 @@ bool pair_param(const Params& p, const char* key, int64_t dflt, int64_t& a, int6
   b = (*it)[1].get<int64_t>();
   return std::abs(a) <= kMaxGeom && std::abs(b) <= kMaxGeom;
 }
+
+}  // namespace
 
 Geom geometry(const Problem& p) {
   Geom g;
@@ -75,13 +59,25 @@ Geom geometry(const Problem& p) {
   return g;
 }
 
+namespace {
+
 bool im2col_applies(const Geom& g) { return g.groups == 1 && g.C_in % 4 == 0; }
 
-// Whether the problem runs im2col: impl=im2col, or impl=auto where its rule holds.
+}  // namespace
+
 bool uses_im2col(const Problem& p, const Geom& g) {
   const std::string impl = p.params.value("impl", "auto");
   return impl == "im2col" || (impl == "auto" && im2col_applies(g));
 }
+
+}  // namespace q8ta
+
+namespace {
+
+using namespace q8ta;
+
+// |x - zp| <= 255 and |w| <= 128: a reduction of Cg KH KW terms stays below 32640 * 65536 < 2^31.
+constexpr int64_t kMaxK = 65536;
 
 Problem make(const Case& c) {
   const int64_t N = c.get("N", 1), C_in = c.get("C_in"), H = c.get("H"), W = c.get("W"), C_out = c.get("C_out");
@@ -202,70 +198,6 @@ namespace {
 
 Tensors reference(const Problem& p) { return int8_output("out", geometry(p).out(), conv2d_requant(p)); }
 
-std::vector<BufferSpec> buffers(const Problem& p) {
-  const Geom g = geometry(p);
-  std::vector<BufferSpec> b = {{"out", g.out(), DType::i8}};
-  // im2col's columns: one row of K taps per output pixel (raw int8, x_zp at padding).
-  if (uses_im2col(p, g)) b.push_back({"col", {g.N * g.OH() * g.OW(), g.K()}, DType::i8, BufferSpec::Role::scratch});
-  return b;
-}
-
-// The dispatches (bindings the same in GLSL and WGSL):
-//   general: TS_INPUT(x, 0)  TS_INPUT(weight, 1)  float weight_scales[] (2)  float bias[] (3)
-//            TS_OUTPUT(out, 4); one invocation per texel of out.
-//   im2col:  TS_INPUT(x, 0)  TS_OUTPUT(col, 1); one invocation per texel (4 taps) of col, K % 4 = 0.
-//   gemm:    q8ta_linear_tiled's interface with x bound to col, N = C_out, and OHW (= OH * OW) to
-//            place out[n, co, oh, ow] for row m = (n, oh, ow); one invocation per 4x4 tile.
-// Uniforms as q8ta_linear's (inv_out_scale: 1 / output_scale rounded once on the host; no bias:
-// `bias` binds weight_scales and has_bias = 0) plus the geometry.
-std::vector<Dispatch> plan(const Problem& p) {
-  const Geom g = geometry(p);
-  const bool bias = p.inputs.count("bias") > 0;
-  const int64_t OH = g.OH(), OW = g.OW();
-  std::map<std::string, double> geom = {{"KH", double(g.KH)}, {"KW", double(g.KW)}, {"sh", double(g.sh)},
-                                        {"sw", double(g.sw)}, {"ph", double(g.ph)}, {"pw", double(g.pw)},
-                                        {"dh", double(g.dh)}, {"dw", double(g.dw)},
-                                        {"x_zp", double(zero_point_param(p.params, "input_zero_point"))}};
-  std::map<std::string, double> quant = {{"x_zp", double(zero_point_param(p.params, "input_zero_point"))},
-                                         {"out_zp", double(zero_point_param(p.params, "output_zero_point"))},
-                                         {"input_scale", scale_param(p.params, "input_scale")},
-                                         {"inv_out_scale", double(float(1.0 / scale_param(p.params, "output_scale")))},
-                                         {"has_bias", bias ? 1.0 : 0.0}};
-  if (uses_im2col(p, g)) {
-    const int64_t M = g.N * OH * OW, K = g.K();
-    Dispatch cols;
-    cols.kernel = "q8ta_conv2d_im2col";
-    cols.uniforms = geom;
-    cols.uniforms["K"] = double(K);
-    cols.uniforms["OH"] = double(OH);
-    cols.uniforms["OW"] = double(OW);
-    cols.invocations = uint64_t(M * K / 4);
-    Dispatch gemm;
-    gemm.kernel = "q8ta_conv2d_gemm";
-    gemm.uniforms = quant;
-    gemm.uniforms["M"] = double(M);
-    gemm.uniforms["K"] = double(K);
-    gemm.uniforms["N"] = double(g.C_out);
-    gemm.uniforms["OHW"] = double(OH * OW);
-    gemm.bind["x"] = "col";
-    if (!bias) gemm.bind["bias"] = "weight_scales";
-    gemm.invocations = uint64_t((M + 3) / 4) * uint64_t((g.C_out + 3) / 4);
-    gemm.rows = M, gemm.cols = g.C_out, gemm.tile_rows = 4, gemm.tile_cols = 4;
-    return {cols, gemm};
-  }
-  Dispatch d;
-  d.kernel = "q8ta_conv2d_general";
-  d.uniforms = quant;
-  d.uniforms.insert(geom.begin(), geom.end());
-  d.uniforms["Cg"] = double(g.Cg);
-  d.uniforms["Cog"] = double(g.C_out / g.groups);
-  if (!bias) d.bind["bias"] = "weight_scales";
-  d.invocations = out_texels(p, "out", g.out());
-  return {d};
-}
-
-Tolerance tolerance(const Problem& p) { return int8_tolerance("out", geometry(p).out(), conv2d_requant(p)); }
-
 // x and out in one packed layout, or x in the first and out in the second (weight and the scales
 // are always buffers: the default layout of the storage text).
 const char* const k4c = "buffer;out=int8_4c1w;x=int8_4c1w";
@@ -365,65 +297,11 @@ std::vector<Var> vars() {
   return v;
 }
 
-// x, the weights, their scales and the bias read once, out written once (im2col's scratch is the
-// implementation's own traffic, not the operator's).
-double bytes_moved(const Problem& p) {
-  double b = 0;
-  for (auto& [name, t] : p.inputs) b += tensor_bytes(t);
-  return b + double(numel(geometry(p).out()));
-}
-
-// Integer operations: one multiply and one add per (output, reduction term); the requantization is
-// not counted.
-double flops(const Problem& p) {
-  const Geom g = geometry(p);
-  return 2.0 * double(numel(g.out())) * double(g.K());
-}
-
-// q8ta_conv2d's shape classes, from the case's vars (defaults as make() takes them).
-const char* const kConvClasses[] = {"depthwise (groups = C_in)", "grouped (1 < groups < C_in)", "strided (stride > 1)",
-                                    "dilated (dilation > 1)", "padded with non-zero zero point", "1x1 output",
-                                    "ragged channel block (C % 4 != 0)", "impl=general", "impl=im2col", "impl=auto",
-                                    "kernel 1x1", "kernel 3x3", "kernel 5x5", "kernel 1x7", "kernel 7x1", "batch > 1"};
-
-void conv2d_classes(const Case& c, std::vector<std::string>& out) {
-  const int64_t Ci = c.get("C_in"), Co = c.get("C_out"), g = c.get("groups", 1), KH = c.get("KH"), KW = c.get("KW");
-  const int64_t sh = c.get("sh", 1), sw = c.get("sw", 1), ph = c.get("ph", 0), pw = c.get("pw", 0);
-  const int64_t dh = c.get("dh", 1), dw = c.get("dw", 1), H = c.get("H"), W = c.get("W");
-  if (g > 1 && g == Ci) out.push_back(kConvClasses[0]);
-  if (g > 1 && g < Ci) out.push_back(kConvClasses[1]);
-  if (sh > 1 || sw > 1) out.push_back(kConvClasses[2]);
-  if (dh > 1 || dw > 1) out.push_back(kConvClasses[3]);
-  if ((ph > 0 || pw > 0) && c.get("x_zp", 0) != 0) out.push_back(kConvClasses[4]);
-  if ((H + 2 * ph - dh * (KH - 1) - 1) / sh == 0 && (W + 2 * pw - dw * (KW - 1) - 1) / sw == 0) out.push_back(kConvClasses[5]);
-  if (Ci % 4 != 0 || Co % 4 != 0) out.push_back(kConvClasses[6]);
-  const std::string impl = c.word("impl", "auto");
-  const bool im2col = impl == "im2col" || (impl == "auto" && g == 1 && Ci % 4 == 0);
-  out.push_back(im2col ? kConvClasses[8] : kConvClasses[7]);
-  if (impl == "auto") out.push_back(kConvClasses[9]);
-  const std::string k = cat("kernel ", KH, "x", KW);
-  if (std::find(std::begin(kConvClasses), std::end(kConvClasses), k) != std::end(kConvClasses)) out.push_back(k);
-  if (c.get("N", 1) > 1) out.push_back(kConvClasses[15]);
-}
-
-std::vector<std::string> coverage(const Expected& e, const std::vector<Dispatch>& plan) {
-  std::vector<std::string> out;
-  conv2d_classes(e.c, out);
-  for (auto& cls : q8ta::classes(e, plan)) out.push_back(cls);
-  return out;
-}
-
-std::vector<std::string> expected_coverage(const OpDef& op) {
-  std::vector<std::string> out(std::begin(kConvClasses), std::end(kConvClasses));
-  for (auto& cls : q8ta::expected_classes(op)) out.push_back(cls);
-  return out;
-}
-
 }  // namespace
 
-const OpDef& q8ta_conv2d_op() {
-  static const std::vector<std::string> layouts = {"buffer", "int8_4c1w", "int8_4w4c"};
-  static const OpDef op{
+OpContract q8ta_conv2d_contract() {
+  const std::vector<std::string> layouts = {"buffer", "int8_4c1w", "int8_4w4c"};
+  return {
       "q8ta_conv2d",
       "int8 2-D convolution, per-output-channel weight scales (sliding window, and im2col + GEMM)",
       {"x", "weight", "weight_scales", "bias"},
@@ -445,11 +323,9 @@ const OpDef& q8ta_conv2d_op() {
        {"bias_range", "every bias[c] is finite with magnitude at most 2^32"},
        {"im2col_requires_groups_1_and_cin_multiple_of_4", "impl=im2col only with groups = 1 and C_in % 4 == 0"}},
       {DType::i8},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_q8ta_conv2d, large_case,
+      make, validate, reference, edge_cases, gen_q8ta_conv2d, large_case,
       vars(),
-      {{"x", layouts}, {"out", layouts}},
-      bytes_moved, flops, coverage, expected_coverage};
-  return op;
+      {{"x", layouts}, {"out", layouts}}};
 }
 
 }  // namespace ts

@@ -26,7 +26,6 @@ using namespace q8ta;
 constexpr int64_t kMaxK = 65536;
 const char* const kTiled = "buffer;out=int8_4w4c;x=int8_4w4c";
 const char* const kGemv = "buffer;out=int8_4w;x=int8_4w";
-constexpr uint32_t kGemvThreads = 64;  // one GEMV workgroup: the threads that split K (SPEC)
 
 Problem make(const Case& c) {
   const int64_t M = c.get("M"), K = c.get("K"), N = c.get("N");
@@ -110,61 +109,6 @@ Tensors reference(const Problem& p) {
   return int8_output("out", {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]}, linear_requant(p));
 }
 
-std::vector<BufferSpec> buffers(const Problem& p) {
-  return {{"out", {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]}, DType::i8}};
-}
-
-// x, the weights, their scales and the bias read once, out written once.
-double bytes_moved(const Problem& p) {
-  double b = 0;
-  for (auto& [name, t] : p.inputs) b += tensor_bytes(t);
-  return b + double(p.inputs.at("x").shape[0]) * double(p.inputs.at("weight").shape[0]);
-}
-
-// Integer operations: M x N dot products of K multiply-adds (the requantization is not counted).
-double flops(const Problem& p) {
-  return 2.0 * double(p.inputs.at("x").shape[0]) * double(p.inputs.at("x").shape[1]) *
-         double(p.inputs.at("weight").shape[0]);
-}
-
-// One dispatch, the same interface for both implementations and both languages:
-//   TS_INPUT(x, 0)  TS_INPUT(weight, 1)  float weight_scales[] (2)  float bias[] (3)  TS_OUTPUT(out, 4)
-//   uniforms M, K, N (uint), x_zp, out_zp (int), input_scale, inv_out_scale, has_bias (uint).
-// inv_out_scale is 1 / output_scale rounded once to float32 on the host (the seed's choice; the
-// bound's derivation above allows it). Without a bias, `bias` binds weight_scales and has_bias = 0:
-// a binding must hold a tensor, and a second program for the bias-free case would double compiles.
-// tiled: one invocation per 4x4 tile of out (rows 4 i.., columns 4 j..), ceil(M/4) * ceil(N/4) of
-// them. gemv (M = 1): one workgroup of 64 invocations per output texel, splitting K.
-std::vector<Dispatch> plan(const Problem& p) {
-  const int64_t M = p.inputs.at("x").shape[0], K = p.inputs.at("x").shape[1], N = p.inputs.at("weight").shape[0];
-  const bool bias = p.inputs.count("bias") > 0;
-  const std::string impl = p.params.value("impl", "auto");
-  const bool gemv = impl == "gemv" || (impl == "auto" && M == 1);
-  Dispatch d;
-  d.kernel = gemv ? "q8ta_linear_gemv" : "q8ta_linear_tiled";
-  d.uniforms = {{"M", double(M)},
-                {"K", double(K)},
-                {"N", double(N)},
-                {"x_zp", double(zero_point_param(p.params, "input_zero_point"))},
-                {"out_zp", double(zero_point_param(p.params, "output_zero_point"))},
-                {"input_scale", scale_param(p.params, "input_scale")},
-                {"inv_out_scale", double(float(1.0 / scale_param(p.params, "output_scale")))},
-                {"has_bias", bias ? 1.0 : 0.0}};
-  if (!bias) d.bind["bias"] = "weight_scales";
-  if (gemv) {
-    d.workgroup = kGemvThreads;
-    d.invocations = out_texels(p, "out", {M, N}) * kGemvThreads;
-  } else {
-    d.invocations = uint64_t((M + 3) / 4) * uint64_t((N + 3) / 4);
-    d.rows = M, d.cols = N, d.tile_rows = 4, d.tile_cols = 4;
-  }
-  return {d};
-}
-
-Tolerance tolerance(const Problem& p) {
-  return int8_tolerance("out", {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]}, linear_requant(p));
-}
-
 std::vector<Case> edge_cases(DType t) {
   if (t != DType::i8) return {};
   auto mk = [t](int64_t M, int64_t K, int64_t N, const char* impl, const char* storage) {
@@ -230,8 +174,8 @@ std::vector<Var> vars() {
 
 }  // namespace
 
-const OpDef& q8ta_linear_op() {
-  static const OpDef op{
+OpContract q8ta_linear_contract() {
+  return {
       "q8ta_linear",
       "int8 activations x int8 per-channel weights -> int8 (tiled, and GEMV for M = 1)",
       {"x", "weight", "weight_scales", "bias"},
@@ -248,11 +192,9 @@ const OpDef& q8ta_linear_op() {
        {"bias_range", "every bias[n] is finite with magnitude at most 2^32"},
        {"gemv_requires_m_1", "impl=gemv only with M = 1"}},
       {DType::i8},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_q8ta_linear, large_case,
+      make, validate, reference, edge_cases, gen_q8ta_linear, large_case,
       vars(),
-      {{"x", {"buffer", "int8_4w", "int8_4w4c"}}, {"out", {"buffer", "int8_4w", "int8_4w4c"}}},
-      bytes_moved, flops, q8ta::classes, q8ta::expected_classes};
-  return op;
+      {{"x", {"buffer", "int8_4w", "int8_4w4c"}}, {"out", {"buffer", "int8_4w", "int8_4w4c"}}}};
 }
 
 }  // namespace ts

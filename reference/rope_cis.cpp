@@ -75,34 +75,6 @@ Tensors reference(const Problem& p) {
   return {{"out", std::move(out)}};
 }
 
-std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at("x").shape, p.dtype}}; }
-
-double bytes_moved(const Problem& p) { return elementwise_bytes(p, {"x"}); }
-
-std::vector<Dispatch> plan(const Problem& p) {
-  const Shape& x = p.inputs.at("x").shape;
-  uint64_t n = out_texels(p, "out", x);  // one invocation per output texel
-  return {{"rope_cis", {}, n, {{"n", double(n)}, {"nc2", double(x[1] * x[2] / 2)}}}};
-}
-
-// As rope_llama: each output element is a*c - b*s or a*s + b*c in float32 from exact inputs, each
-// product term rounded at most twice (once under fma contraction): |err| <= gamma_2 (|a c| + |b s|).
-Tolerance tolerance(const Problem& p) {
-  const Tensor &x = p.inputs.at("x"), &f = p.inputs.at("freqs_cis");
-  const int64_t NC = x.shape[1] * x.shape[2];
-  const double g = gamma_f32(2);
-  Tensor bound(DType::f64, x.shape);
-  double* o = reinterpret_cast<double*>(bound.bytes.data());
-  for (int64_t pair = 0; pair < x.numel() / 2; ++pair) {
-    int64_t j = pair % (NC / 2);
-    double a = std::fabs(x.get(2 * pair)), b = std::fabs(x.get(2 * pair + 1));
-    double c = std::fabs(f.get(2 * j)), s = std::fabs(f.get(2 * j + 1));
-    o[2 * pair] = g * (a * c + b * s);
-    o[2 * pair + 1] = g * (a * s + b * c);
-  }
-  return derived_tolerance(p.dtype, {{"out", std::move(bound)}});
-}
-
 std::vector<Case> edge_cases(DType t) {
   auto mk = [t](int64_t B, int64_t N, int64_t C, std::string fshape = "n_c2_2", int64_t pos = 0) {
     Case c{"rope_cis", {}, t, "buffer", uint64_t(2000 + B * 7 + N * 13 + C * 17 + pos)};
@@ -140,8 +112,8 @@ Case large_case() {  // x: 16,793,600 elements, 8.4M pairs (one invocation each)
 
 }  // namespace
 
-const OpDef& rope_cis_op() {
-  static const OpDef op{
+OpContract rope_cis_contract() {
+  return {
       "rope_cis",
       "complex-number interleaved RoPE on [B,N,C] (SAM2 / EdgeTAM memory attention)",
       {"x", "freqs_cis"},
@@ -152,7 +124,7 @@ const OpDef& rope_cis_op() {
        {"freqs_cis_inner_2", "freqs_cis has innermost dimension 2"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16, DType::bf16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_cis, large_case,
+      make, validate, reference, edge_cases, gen_rope_cis, large_case,
       {int_var("B", 0, kMaxDim, "", "batch"),
        int_var("N", 0, kMaxDim, "", "tokens"),
        int_var("C", 0, kMaxDim, "", "channels"),
@@ -162,9 +134,7 @@ const OpDef& rope_cis_op() {
                 "freqs_cis shape: [N,C/2,2], [1,N,C/2,2], [N*C/2,2], or [N,C] (innermost not 2: invalid)"),
        // Invalid cases:
        int_var("Nf", 0, kMaxDim, "N", "N of freqs_cis (a wrong element count)")},
-      float_layouts({"x", "freqs_cis", "out"}),
-      bytes_moved, nullptr};
-  return op;
+      float_layouts({"x", "freqs_cis", "out"})};
 }
 
 }  // namespace ts

@@ -64,35 +64,6 @@ Tensors reference(const Problem& p) {
   return {{"out", std::move(out)}};
 }
 
-std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at("x").shape, p.dtype}}; }
-
-double bytes_moved(const Problem& p) { return elementwise_bytes(p, {"x"}); }
-
-std::vector<Dispatch> plan(const Problem& p) {
-  const Shape& x = p.inputs.at("x").shape;
-  uint64_t n = out_texels(p, "out", x);  // one invocation per output texel
-  return {{"rope_half", {}, n, {{"n", double(n)}, {"S", double(x[2])}, {"D", double(x[3])}}}};
-}
-
-// Each output element is x[d]*cos + r[d]*sin in float32, r[d] = -x[d + D/2] or x[d - D/2] (negation
-// is exact), from inputs exact in float32: each product term is rounded at most twice (once under
-// fma contraction), so |err| <= gamma_2 (|x[d] cos| + |r[d] sin|).
-Tolerance tolerance(const Problem& p) {
-  const Tensor &x = p.inputs.at("x"), &cs = p.inputs.at("cos"), &sn = p.inputs.at("sin");
-  const int64_t S = x.shape[2], D = x.shape[3], half = D / 2;
-  const double g = gamma_f32(2);
-  Tensor bound(DType::f64, x.shape);
-  double* o = reinterpret_cast<double*>(bound.bytes.data());
-  for (int64_t r = 0; r < x.numel() / std::max<int64_t>(D, 1); ++r) {
-    int64_t s = r % S;
-    for (int64_t d = 0; d < D; ++d) {
-      double rot = std::fabs(x.get(r * D + (d < half ? d + half : d - half)));
-      o[r * D + d] = g * (std::fabs(x.get(r * D + d) * cs.get(s * D + d)) + rot * std::fabs(sn.get(s * D + d)));
-    }
-  }
-  return derived_tolerance(p.dtype, {{"out", std::move(bound)}});
-}
-
 std::vector<Case> edge_cases(DType t) {
   auto mk = [t](int64_t B, int64_t H, int64_t S, int64_t D, int64_t pos = 0) {
     Case c{"rope_half", {}, t, "buffer", uint64_t(3000 + B * 7 + H * 13 + S * 17 + D * 19 + pos)};
@@ -132,8 +103,8 @@ Case large_case() {  // x: 16,793,600 elements, one invocation each
 
 }  // namespace
 
-const OpDef& rope_half_op() {
-  static const OpDef op{
+OpContract rope_half_contract() {
+  return {
       "rope_half",
       "rotate-half RoPE (HF / NeoX): x*cos + rotate_half(x)*sin",
       {"x", "cos", "sin"},
@@ -143,7 +114,7 @@ const OpDef& rope_half_op() {
        {"cos_sin_shape", "cos and sin are exactly [S, D]"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16, DType::bf16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_half, large_case,
+      make, validate, reference, edge_cases, gen_rope_half, large_case,
       {int_var("B", 0, kMaxDim, "", "batch"),
        int_var("H", 0, kMaxDim, "", "heads"),
        int_var("S", 0, kMaxDim, "", "sequence length"),
@@ -153,9 +124,7 @@ const OpDef& rope_half_op() {
        // Invalid cases override one shape at a time:
        int_var("Sc", 0, kMaxDim, "S", "rows of cos/sin"),
        int_var("Dc", 0, kMaxDim, "D", "columns of cos/sin")},
-      float_layouts({"x", "cos", "sin", "out"}),
-      bytes_moved, nullptr};
-  return op;
+      float_layouts({"x", "cos", "sin", "out"})};
 }
 
 }  // namespace ts

@@ -87,51 +87,6 @@ Tensors reference(const Problem& p) {
   return {{"xq_out", rotate(p.inputs.at("xq"), c, n)}, {"xk_out", rotate(p.inputs.at("xk"), c, n)}};
 }
 
-std::vector<BufferSpec> buffers(const Problem& p) {
-  return {{"xq_out", p.inputs.at("xq").shape, p.dtype}, {"xk_out", p.inputs.at("xk").shape, p.dtype}};
-}
-
-double bytes_moved(const Problem& p) { return elementwise_bytes(p, {"xq", "xk"}); }
-
-// One invocation per tpi output texels: xq_out's tq texels (nq invocations), then xk_out's tk. With
-// D % 8 == 0 two texels (tpi = 2) share one row's index arithmetic, which on a fast GPU costs more
-// than moving 16 bytes; other head dims take one texel each.
-std::vector<Dispatch> plan(const Problem& p) {
-  const Shape &q = p.inputs.at("xq").shape, &k = p.inputs.at("xk").shape;
-  uint64_t hd = uint64_t(q[3] / 2), tpi = q[3] % 8 == 0 ? 2 : 1;
-  uint64_t tq = out_texels(p, "xq_out", q), tk = out_texels(p, "xk_out", k);
-  uint64_t nq = (tq + tpi - 1) / tpi, n = nq + (tk + tpi - 1) / tpi;
-  return {{"rope_llama", {}, n,
-           {{"n", double(n)}, {"nq", double(nq)}, {"tq", double(tq)}, {"tk", double(tk)}, {"tpi", double(tpi)},
-            {"S", double(q[1])}, {"Hq", double(q[2])}, {"Hkv", double(k[2])}, {"hd", double(hd)}}}};
-}
-
-// Each output element is one float32 expression of two products of inputs exact in float32 (float16
-// widens exactly): a*c - b*n or a*n + b*c. Each product term is rounded at most twice (its product,
-// the sum), once if the compiler contracts it into an fma, so |err| <= gamma_2 (|a c| + |b n|).
-Tensor rotation_bound(const Tensor& x, const Mat& c, const Mat& n) {
-  const int64_t S = x.shape[1], H = x.shape[2], D = x.shape[3], half = D / 2;
-  const double g = gamma_f32(2);
-  Tensor out(DType::f64, x.shape);
-  double* o = reinterpret_cast<double*>(out.bytes.data());
-  for (int64_t r = 0; r < x.numel() / D; ++r) {
-    int64_t s = (r / H) % S;
-    for (int64_t i = 0; i < half; ++i) {
-      double a = std::fabs(x.get(r * D + 2 * i)), b = std::fabs(x.get(r * D + 2 * i + 1));
-      double ca = std::fabs(c(s, i)), na = std::fabs(n(s, i));
-      o[r * D + 2 * i] = g * (a * ca + b * na);
-      o[r * D + 2 * i + 1] = g * (a * na + b * ca);
-    }
-  }
-  return out;
-}
-
-Tolerance tolerance(const Problem& p) {
-  Mat c = to_mat(p.inputs.at("freqs_cos")), n = to_mat(p.inputs.at("freqs_sin"));
-  return derived_tolerance(p.dtype, {{"xq_out", rotation_bound(p.inputs.at("xq"), c, n)},
-                                     {"xk_out", rotation_bound(p.inputs.at("xk"), c, n)}});
-}
-
 std::vector<Case> edge_cases(DType t) {
   auto mk = [t](int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t pos = 0) {
     Case c{"rope_llama", {}, t, "buffer", uint64_t(1000 + B * 7 + S * 13 + Hq * 17 + Hkv * 19 + D * 23 + pos)};
@@ -180,8 +135,8 @@ Case large_case() {
 
 }  // namespace
 
-const OpDef& rope_llama_op() {
-  static const OpDef op{
+OpContract rope_llama_contract() {
+  return {
       "rope_llama",
       "interleaved RoPE on query and key (Llama apply_rotary_emb)",
       {"xq", "xk", "freqs_cos", "freqs_sin"},
@@ -195,7 +150,7 @@ const OpDef& rope_llama_op() {
        {"freqs_shape", "freqs_cos and freqs_sin are exactly [S, D/2]"},
        {"dtypes_equal", "every input has the case dtype"}},
       {DType::f32, DType::f16, DType::bf16},
-      make, validate, reference, buffers, plan, tolerance, edge_cases, gen_rope_llama, large_case,
+      make, validate, reference, edge_cases, gen_rope_llama, large_case,
       {int_var("B", 0, kMaxDim, "", "batch"),
        int_var("S", 0, kMaxDim, "", "sequence length"),
        int_var("Hq", 0, kMaxDim, "", "query heads"),
@@ -209,9 +164,7 @@ const OpDef& rope_llama_op() {
        int_var("Dk", 0, kMaxDim, "D", "xk head dim"),
        int_var("Sf", 0, kMaxDim, "S", "rows of freqs_cos/sin"),
        int_var("Df", 0, kMaxDim, "D/2", "columns of freqs_cos/sin")},
-      float_layouts({"xq", "xk", "freqs_cos", "freqs_sin", "xq_out", "xk_out"}),
-      bytes_moved, nullptr};
-  return op;
+      float_layouts({"xq", "xk", "freqs_cos", "freqs_sin", "xq_out", "xk_out"})};
 }
 
 }  // namespace ts

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "gpu/gpu_backend.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 #include "tools/sweep.h"

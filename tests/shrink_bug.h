@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/backend.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 
 namespace ts::test {
 

@@ -4,7 +4,7 @@
 #include "tests/backend_fixture.h"
 
 #include "core/runner.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/sweep.h"
 
 namespace ts::test {

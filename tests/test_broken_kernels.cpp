@@ -20,7 +20,7 @@
 #include "gpu/vulkan/vulkan_backend.h"
 #include "gpu/webgpu/webgpu_backend.h"
 #include "reference/ops.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 #include "tests/shrink_bug.h"
@@ -189,7 +189,7 @@ TEST(BrokenKernels, ScratchGuardBandsCatchAWritePastTheScores) {
 TEST(BrokenKernels, PropertyShrinksToTheSmallestRaggedCaseAndItsIdReproduces) {
   auto b = broken_backend(kSkipsRaggedTail);
   ASSERT_TRUE(b) << "Vulkan unavailable";
-  const std::string last_failing = test::shrunk_failure(*b, gen_rope_half(rope_half_op(), DType::f32, true));
+  const std::string last_failing = test::shrunk_failure(*b, gen_rope_half(named_op("rope_half"), DType::f32, true));
   ASSERT_FALSE(last_failing.empty()) << "the broken kernel was not caught";
   Case shrunk = Case::parse(last_failing);
   EXPECT_EQ(shrunk.get("D"), 2) << last_failing;  // the smallest D with D % 4 == 2
@@ -234,7 +234,7 @@ TEST_P(LayoutBugs, ShrinksToASmallCaseWhoseIdReproduces) {
   const LayoutBug& bug = GetParam();
   auto b = broken_backend(test::with_bug(kRopeHalf, bug.anchor, bug.line, bug.after));
   ASSERT_TRUE(b) << "Vulkan unavailable";
-  const std::string id = test::shrunk_failure(*b, gen_rope_half(rope_half_op(), DType::f32, true), bug.storage);
+  const std::string id = test::shrunk_failure(*b, gen_rope_half(named_op("rope_half"), DType::f32, true), bug.storage);
   ASSERT_FALSE(id.empty()) << bug.name << " was not caught";
   Case shrunk = Case::parse(id);
   EXPECT_EQ(shrunk.storage, bug.storage) << id;
@@ -313,6 +313,14 @@ const std::vector<PrecisionBug>& precision_bugs() {
       {"sdpa_av_accumulates_in_float16", "sdpa", "sdpa_av_tiled", {DType::f32, DType::f16},
        {{"acc7 += a1.w * b;", av_f16(f16_glsl)}},
        {{"acc7 += a1.w * b;", av_f16(f16_wgsl4)}}},
+      // rms_norm's tree adds the rows' squares in float16 precision.
+      {"rms_norm_sums_in_float16", "rms_norm", "rms_norm", {DType::f32},
+       {{"@marker tree_sum", "    if (l < k) red[l] = " + f16_glsl("red[l]") + ";"}},
+       {{"@marker tree_sum", "    if (l < k) { red[l] = " + f16_wgsl("red[l]") + "; }"}}},
+      // rms_norm forgets eps: only rows of small values (a mean of squares near eps) show it.
+      {"rms_norm_drops_eps", "rms_norm", "rms_norm", {DType::f32, DType::f16, DType::bf16},
+       {{"@marker rstd", "  if (l == 0u) rstd[r] = inversesqrt(red[0] * pc.inv_h);"}},
+       {{"@marker rstd", "  if (l == 0u) { rstd[r] = inverseSqrt(red[0] * pc.inv_h); }"}}},
   };
   return bugs;
 }

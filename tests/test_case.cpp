@@ -10,7 +10,7 @@
 #include "core/case_rules.h"
 #include "core/rng.h"
 #include "core/runner.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/sweep.h"
 
 namespace ts {

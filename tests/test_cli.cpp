@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/junit.h"
 
 extern char** environ;

@@ -12,7 +12,7 @@
 #include "core/runner.h"
 #include "gpu/embedded.h"
 #include "gpu/vulkan/vulkan_backend.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
 #include "tools/backends.h"
 

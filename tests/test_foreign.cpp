@@ -12,7 +12,7 @@
 #include "gpu/ggml/mappings.h"
 #include "gpu/ort/ort_backend.h"
 #include "gpu/ort/mappings.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 
 namespace ts::test {
 namespace {

@@ -2,7 +2,7 @@
 // is canonical and fits its operator's declaration, storage included; layouts come from
 // OpDef::layouts with mixed layouts common, not rare; drawn textures fit the smallest device limit;
 // the edge cases include texture and mixed-layout cases; and the sweep reaches every coverage class
-// (reference/coverage.h), each layout and the mixed class among them.
+// (gpu/plans/coverage.h), each layout and the mixed class among them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,8 +11,8 @@
 #include "core/case_rules.h"
 #include "core/runner.h"
 #include "properties/gen_common.h"
-#include "reference/coverage.h"
-#include "reference/registry.h"
+#include "gpu/plans/coverage.h"
+#include "gpu/plans/registry.h"
 #include "tools/sweep.h"
 
 namespace ts {

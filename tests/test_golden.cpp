@@ -14,7 +14,7 @@
 #include "goldens/regen.h"
 #include "goldens/sha256.h"
 #include "goldens/verify.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/golden_test_util.h"
 #include "tools/backends.h"
 #include "tools/golden_reach.h"

@@ -28,7 +28,7 @@
 #include "goldens/regen.h"
 #include "goldens/sha256.h"
 #include "goldens/verify.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/golden_test_util.h"
 
 namespace ts {

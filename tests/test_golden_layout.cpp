@@ -11,7 +11,7 @@
 #include "core/contract.h"
 #include "goldens/files.h"
 #include "goldens/verify.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/golden_test_util.h"
 #include "tools/backends.h"
 

@@ -13,7 +13,7 @@
 
 #include "core/runner.h"
 #include "properties/gen_common.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
 
 namespace ts::test {

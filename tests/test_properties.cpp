@@ -7,7 +7,7 @@
 #include "core/runner.h"
 #include "reference/common.h"
 #include "reference/ops.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
 
 namespace ts::test {
@@ -81,21 +81,21 @@ void rc_assert_close(const Tensor& got, const Tensor& want, Tolerance tol) {
 // repeated per pair) it equals the interleaved rotation of rope_llama — on the backend itself.
 TEST_P(Properties, RopeMatrixSpecialisesToHalfAndInterleave) {
   EXPECT_TRUE(rc::check("rope_matrix(half) == rope_half, rope_matrix(interleave) == rope_llama", [&] {
-    Case c = *gen_rope_matrix(rope_matrix_op(), *gen_dtype(), true);
+    Case c = *gen_rope_matrix(named_op("rope_matrix"), *gen_dtype(), true);
     c.set("mode", *rc::gen::element<std::string>("half", "interleave"));
     c.set("D", 2 * *rc::gen::inRange<int64_t>(1, 33));
     c.vars.erase(std::remove_if(c.vars.begin(), c.vars.end(), [](auto& kv) { return kv.first == "sections"; }),
                  c.vars.end());
     RC_LOG() << c.id() << "\n";
-    Problem pm = rope_matrix_op().make(c);
-    Tensor mat = run_ok(backend(), rope_matrix_op(), pm).at("out");
+    Problem pm = named_op("rope_matrix").make(c);
+    Tensor mat = run_ok(backend(), named_op("rope_matrix"), pm).at("out");
     // Two backend results, each within the op's bound of the exact value: twice the bound apart.
-    Tolerance tol = scaled(rope_matrix_op().tolerance(pm), 2);
+    Tolerance tol = scaled(named_op("rope_matrix").tolerance(pm), 2);
     const Tensor &x = pm.inputs.at("x"), &cs = pm.inputs.at("cos"), &sn = pm.inputs.at("sin");
     if (c.word("mode", "") == "half") {
       Problem ph = pm;
       ph.inputs.erase("m");
-      rc_assert_close(run_ok(backend(), rope_half_op(), ph).at("out"), mat, tol);
+      rc_assert_close(run_ok(backend(), named_op("rope_half"), ph).at("out"), mat, tol);
     } else {
       // x [B,H,S,D] as xq [B*H, S, 1, D]: the same memory order.
       const int64_t S = x.shape[2], D = x.shape[3];
@@ -110,7 +110,7 @@ TEST_P(Properties, RopeMatrixSpecialisesToHalfAndInterleave) {
           fs.set(s * D / 2 + k, sn.get(s * D + 2 * k));
         }
       pl.inputs = {{"xq", xq}, {"xk", xq}, {"freqs_cos", fc}, {"freqs_sin", fs}};
-      Tensor got = run_ok(backend(), rope_llama_op(), pl).at("xq_out");
+      Tensor got = run_ok(backend(), named_op("rope_llama"), pl).at("xq_out");
       got.shape = mat.shape;
       rc_assert_close(got, mat, tol);
     }
@@ -121,9 +121,9 @@ TEST_P(Properties, RopeMatrixSpecialisesToHalfAndInterleave) {
 // equals rotating by a+b within two roundings of the output.
 TEST_P(Properties, RopeLlamaRotationsCompose) {
   EXPECT_TRUE(rc::check("rope_llama: zero angle is identity, a then b == a+b", [&] {
-    Case c = *gen_rope_llama(rope_llama_op(), *gen_dtype(), true);
+    Case c = *gen_rope_llama(named_op("rope_llama"), *gen_dtype(), true);
     RC_LOG() << c.id() << "\n";
-    Problem p = rope_llama_op().make(c);
+    Problem p = named_op("rope_llama").make(c);
     const Shape fshape = p.inputs.at("freqs_cos").shape;
     auto tables = [&](double scale) {
       Problem q = p;
@@ -134,7 +134,7 @@ TEST_P(Properties, RopeLlamaRotationsCompose) {
       }
       return q;
     };
-    Tensors id = run_ok(backend(), rope_llama_op(), tables(0.0));
+    Tensors id = run_ok(backend(), named_op("rope_llama"), tables(0.0));
     // Equal values, so equal bits but for the sign of a zero: IEEE makes x*1 - y*0 = +0 for x = -0
     // and y < 0, on the reference as on any kernel.
     for (const char* name : {"xq", "xk"}) {
@@ -143,16 +143,16 @@ TEST_P(Properties, RopeLlamaRotationsCompose) {
     }
 
     Problem a = tables(1.0), b = tables(2.0), ab = tables(3.0);
-    Tensors once = run_ok(backend(), rope_llama_op(), a);
+    Tensors once = run_ok(backend(), named_op("rope_llama"), a);
     b.inputs.at("xq") = once.at("xq_out");
     b.inputs.at("xk") = once.at("xk_out");
-    Tensors twice = run_ok(backend(), rope_llama_op(), b);
-    Tensors direct = run_ok(backend(), rope_llama_op(), ab);
+    Tensors twice = run_ok(backend(), named_op("rope_llama"), b);
+    Tensors direct = run_ok(backend(), named_op("rope_llama"), ab);
     // Rounded tables: cos(a)cos(b) - sin(a)sin(b) differs from the rounded cos(a+b) by a few units of
     // the table dtype, and the intermediate output is rounded once more: twice the op's tolerance.
     // The arithmetic of each of the three rotations errs by at most gamma_2 (|a| + |b|) per element
     // (rope_llama's bound with |cos|, |sin| <= 1): |x| <= 1 before the first rotation, sqrt 2 after.
-    Tolerance tol = rope_llama_op().tolerance(p);
+    Tolerance tol = named_op("rope_llama").tolerance(p);
     tol.atol = 2 * tol.atol + 8 * (p.dtype == DType::f16 ? 0x1p-11 : 0x1p-24) + 2 * (2 + std::sqrt(2.0)) * gamma_f32(2);
     tol.rtol *= 2;
     rc_assert_close(twice.at("xq_out"), direct.at("xq_out"), tol);
@@ -164,9 +164,9 @@ TEST_P(Properties, RopeLlamaRotationsCompose) {
 // (cos, sin) pairs of freqs_cis split into two tables.
 TEST_P(Properties, RopeCisEqualsRopeLlamaOnPairs) {
   EXPECT_TRUE(rc::check("rope_cis == rope_llama on the same pairs", [&] {
-    Case c = *gen_rope_cis(rope_cis_op(), *gen_dtype(), true);
+    Case c = *gen_rope_cis(named_op("rope_cis"), *gen_dtype(), true);
     RC_LOG() << c.id() << "\n";
-    Problem pc = rope_cis_op().make(c);
+    Problem pc = named_op("rope_cis").make(c);
     const Tensor &x = pc.inputs.at("x"), &f = pc.inputs.at("freqs_cis");
     const int64_t B = x.shape[0], N = x.shape[1], C = x.shape[2];
     Problem pl;
@@ -179,9 +179,9 @@ TEST_P(Properties, RopeCisEqualsRopeLlamaOnPairs) {
       fs.set(j, f.get(2 * j + 1));
     }
     pl.inputs = {{"xq", xq}, {"xk", xq}, {"freqs_cos", fc}, {"freqs_sin", fs}};
-    Tensor got = run_ok(backend(), rope_llama_op(), pl).at("xq_out");
+    Tensor got = run_ok(backend(), named_op("rope_llama"), pl).at("xq_out");
     got.shape = x.shape;
-    rc_assert_close(got, run_ok(backend(), rope_cis_op(), pc).at("out"), scaled(rope_cis_op().tolerance(pc), 2));
+    rc_assert_close(got, run_ok(backend(), named_op("rope_cis"), pc).at("out"), scaled(named_op("rope_cis").tolerance(pc), 2));
   }));
 }
 

@@ -16,7 +16,7 @@
 #include "core/runner.h"
 #include "reference/ops.h"
 #include "reference/q8ta_common.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/sweep.h"
 
 namespace ts {
@@ -128,14 +128,14 @@ TEST(Q8taLinear, IdentityWeightCopiesTheInput) {
     for (int64_t xzp : {0, 3, -128})
       for (int64_t ozp : {0, -7, 127}) {
         p.params = {{"input_scale", is}, {"input_zero_point", xzp}, {"output_scale", 1.0}, {"output_zero_point", ozp}};
-        ASSERT_FALSE(q8ta_linear_op().validate(p));
-        const Tensor out = q8ta_linear_op().reference(p).at("out");
+        ASSERT_FALSE(named_op("q8ta_linear").validate(p));
+        const Tensor out = named_op("q8ta_linear").reference(p).at("out");
         for (int64_t i = 0; i < M * K; ++i) {
           const int64_t d = int64_t(x.get(i)) - xzp;
           const int64_t half = is == 1.0 ? d : shift_rne(d, 1);
           EXPECT_EQ(out_at(out, i), clamp8(half + ozp)) << "x " << x.get(i) << " scale " << is << " zps " << xzp << " " << ozp;
         }
-        for (double v : elems(q8ta_linear_op().tolerance(p))) EXPECT_EQ(v, 0);
+        for (double v : elems(named_op("q8ta_linear").tolerance(p))) EXPECT_EQ(v, 0);
       }
 }
 
@@ -143,16 +143,16 @@ TEST(Q8taLinear, IdentityWeightCopiesTheInput) {
 TEST(Q8taAdd, SymmetricInAAndBWithTheirParameters) {
   int cases = 0;
   for (uint64_t k = 0; k < 200; ++k) {
-    const Case c = draw_case(q8ta_add_op(), DType::i8, true, k, int(k % 100));
+    const Case c = draw_case(named_op("q8ta_add"), DType::i8, true, k, int(k % 100));
     Expected e = prepare(c);
     if (!e.error.empty() || e.violation) continue;
     Problem q = e.problem;
     std::swap(q.inputs.at("a"), q.inputs.at("b"));
     std::swap(q.params["a_scale"], q.params["b_scale"]);
     std::swap(q.params["a_zero_point"], q.params["b_zero_point"]);
-    ASSERT_FALSE(q8ta_add_op().validate(q)) << c.id();
-    EXPECT_EQ(q8ta_add_op().reference(q).at("out").bytes, e.outputs.at("out").bytes) << c.id();
-    EXPECT_EQ(elems(q8ta_add_op().tolerance(q)), elems(e.tol)) << c.id();
+    ASSERT_FALSE(named_op("q8ta_add").validate(q)) << c.id();
+    EXPECT_EQ(named_op("q8ta_add").reference(q).at("out").bytes, e.outputs.at("out").bytes) << c.id();
+    EXPECT_EQ(elems(named_op("q8ta_add").tolerance(q)), elems(e.tol)) << c.id();
     ++cases;
   }
   EXPECT_GT(cases, 100);
@@ -245,7 +245,7 @@ TEST(Q8taTolerance, CompareHoldsExactElementsToEquality) {
 // Kernels that round half away from zero, or add the zero point before rounding, agree with the
 // reference everywhere but at ties: the exact edge cases catch both.
 TEST(Q8taTolerance, ExactCasesCatchWrongTieRounding) {
-  for (const OpDef* op : {&q8ta_linear_op(), &q8ta_add_op()}) {
+  for (const OpDef* op : {&named_op("q8ta_linear"), &named_op("q8ta_add")}) {
     int away = 0, zp_first = 0;
     for (const Case& c : op->edge_cases(DType::i8)) {
       Expected e = prepare(c);
@@ -303,8 +303,8 @@ __attribute__((noinline)) float add_q(int k, int64_t da, int64_t db, float as, f
 
 TEST(Q8taTolerance, BoundHoldsForFloat32RequantizationInEveryOrderAndDirection) {
   const int modes[] = {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
-  for (const OpDef* op : {&q8ta_linear_op(), &q8ta_add_op()}) {
-    const bool linear = op == &q8ta_linear_op();
+  for (const OpDef* op : {&named_op("q8ta_linear"), &named_op("q8ta_add")}) {
+    const bool linear = op == &named_op("q8ta_linear");
     double worst = 0;
     int64_t elements = 0, exact = 0;
     std::vector<Case> cases = op->edge_cases(DType::i8);
@@ -412,9 +412,9 @@ TEST(Q8taRules, EachRuleFiresWithItsIdAndNamesTheValues) {
 // What only a golden's inputs and params can break (no case id can): ranks, a missing or malformed
 // parameter, an implementation that does not exist.
 TEST(Q8taRules, GoldenOnlyInputsAreRejectedToo) {
-  const Problem base = q8ta_linear_op().make(linear_case(2, 4, 3, 1));
+  const Problem base = named_op("q8ta_linear").make(linear_case(2, 4, 3, 1));
   auto rule_of = [](const Problem& p) {
-    auto v = q8ta_linear_op().validate(p);
+    auto v = named_op("q8ta_linear").validate(p);
     return v ? v->rule + ": " + v->message : std::string("valid");
   };
   Problem p = base;
@@ -475,7 +475,7 @@ TEST(Q8taRules, UndeclaredLayoutsAreUsageErrors) {
 
 // The sweep's invalid cases break exactly the rules listed, and every listed rule is reached.
 TEST(Q8taRules, GeneratorsBreakEveryRule) {
-  for (const OpDef* op : {&q8ta_linear_op(), &q8ta_add_op()}) {
+  for (const OpDef* op : {&named_op("q8ta_linear"), &named_op("q8ta_add")}) {
     std::map<std::string, int> hits;
     for (uint64_t k = 0; k < 300; ++k) {
       const Case c = draw_case(*op, DType::i8, false, k, int(k % 100));

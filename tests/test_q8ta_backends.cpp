@@ -15,7 +15,7 @@
 
 #include "core/runner.h"
 #include "gpu/gpu_backend.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/q8ta_fixture.h"
 #include "tests/shrink_bug.h"
 #include "tools/sweep.h"

@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/q8ta_fixture.h"
 #include "tests/shrink_bug.h"
 #include "tools/sweep.h"

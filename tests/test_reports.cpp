@@ -22,7 +22,7 @@
 #include "core/runner.h"
 #include "gpu/vulkan/vulkan_backend.h"
 #include "gpu/webgpu/webgpu_backend.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/kernel_bugs.h"
 #include "tools/check_run.h"
 #include "tools/commands.h"

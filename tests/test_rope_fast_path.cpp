@@ -9,7 +9,7 @@
 
 #include "core/runner.h"
 #include "gpu/gpu_backend.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 

@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "reference/ops.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
 
 namespace ts::test {
@@ -54,8 +54,8 @@ TEST(SdpaReference, ByHand) {
               {"k_cache", f32({1, 3, 1, 4}, {1, 0, 0, 0, -9, -9, -9, -9, 1000, 1000, 1000, 1000})},
               {"v_cache", f32({1, 3, 1, 4}, {1, 2, 3, 4, -9, -9, -9, -9, 1000, 1000, 1000, 1000})}};
   p.params["input_pos"] = 1;
-  ASSERT_FALSE(sdpa_op().validate(p));
-  Tensors out = sdpa_op().reference(p);
+  ASSERT_FALSE(named_op("sdpa").validate(p));
+  Tensors out = named_op("sdpa").reference(p);
   const double e = std::exp(1.0), p0 = e / (1 + e), p1 = 1 / (1 + e);
   for (int d = 0; d < 4; ++d) EXPECT_NEAR(out.at("out").get(d), p0 * (1 + d) + p1 * (5 + d), 1e-15) << d;
   const std::vector<double> kc = {1, 0, 0, 0, 0, 1, 0, 0, 1000, 1000, 1000, 1000};
@@ -69,7 +69,7 @@ TEST(SdpaReference, ByHand) {
   // An explicit scale replaces 1/sqrt(D): scale 2 gives scores 4 and 0.
   p.params["scale"] = 2.0;
   const double e4 = std::exp(4.0);
-  EXPECT_NEAR(sdpa_op().reference(p).at("out").get(0), e4 / (1 + e4) * 1 + 1 / (1 + e4) * 5, 1e-15);
+  EXPECT_NEAR(named_op("sdpa").reference(p).at("out").get(0), e4 / (1 + e4) * 1 + 1 / (1 + e4) * 5, 1e-15);
 }
 
 // The large-logit edge case really has scores where float32 exp() overflows, and the reference
@@ -81,9 +81,9 @@ constexpr const char* kLargeLogits = "sdpa/S=4,Hq=2,Hkv=1,D=8,pos=12,impl=tiled,
 // backend alike, with no arithmetic that can overflow.
 TEST(SdpaReference, HugeInputPosFromAGoldenIsRejectedByTheCapacityRule) {
   for (int64_t S : {1, 2}) {
-    Problem p = sdpa_op().make(Case::parse(cat("sdpa/S=", S, ",Hq=1,Hkv=1,D=4,pos=0,Cmax=8/float32/buffer/seed=1")));
+    Problem p = named_op("sdpa").make(Case::parse(cat("sdpa/S=", S, ",Hq=1,Hkv=1,D=4,pos=0,Cmax=8/float32/buffer/seed=1")));
     p.params["input_pos"] = std::numeric_limits<int64_t>::max();
-    auto v = sdpa_op().validate(p);
+    auto v = named_op("sdpa").validate(p);
     ASSERT_TRUE(v);
     EXPECT_EQ(v->rule, "cache_capacity") << v->message;
   }
@@ -121,7 +121,7 @@ TEST_P(SdpaBackend, NaiveAndTiledAgree) {
         Expected e = prepare(Case(base).set("impl", impl));
         CaseResult r = judge(e, backend());
         EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
-        RunOutput out = backend().run(sdpa_op(), e.problem);
+        RunOutput out = backend().run(named_op("sdpa"), e.problem);
         ASSERT_EQ(out.status, RunOutput::Status::ok) << out.message;
         got[k++] = std::move(out.outputs);
         tol = e.tol;  // the same data for both impls
@@ -136,7 +136,7 @@ TEST_P(SdpaBackend, NaiveAndTiledAgree) {
 
 // The tiled QK plan with the causal skip turned off (the only difference: SKIP_MASKED_TILES=0).
 std::vector<Dispatch> plan_without_skip(const Problem& p) {
-  std::vector<Dispatch> plan = sdpa_op().plan(p);
+  std::vector<Dispatch> plan = named_op("sdpa").plan(p);
   for (Dispatch& d : plan)
     for (std::string& def : d.defines)
       if (def == "SKIP_MASKED_TILES=1") def = "SKIP_MASKED_TILES=0";
@@ -144,20 +144,20 @@ std::vector<Dispatch> plan_without_skip(const Problem& p) {
 }
 
 TEST_P(SdpaBackend, CausalTileSkipIsBitIdentical) {
-  OpDef no_skip = sdpa_op();
+  OpDef no_skip = named_op("sdpa");
   no_skip.plan = plan_without_skip;
   for (DType t : {DType::f32, DType::f16}) {
     // Prefill of 32 queries at input_pos 3: ctx 35 (a ragged last tile), most tiles above the diagonal.
     Case c = Case::parse("sdpa/S=32,Hq=4,Hkv=2,D=16,pos=3,impl=tiled/float32/buffer/seed=21");
     c.dtype = t;
-    const Problem p = sdpa_op().make(c);
+    const Problem p = named_op("sdpa").make(c);
     int skipped = 0;
     for (int64_t s0 = 0; s0 < 32; s0 += 4)
       for (int64_t c0 = 0; c0 < 35; c0 += 4) skipped += c0 > 3 + s0 + 3;
     ASSERT_GT(skipped, 0);
-    const std::vector<Dispatch> with = sdpa_op().plan(p), without = no_skip.plan(p);
+    const std::vector<Dispatch> with = named_op("sdpa").plan(p), without = no_skip.plan(p);
     ASSERT_NE(with[1].defines, without[1].defines) << "the plan no longer has SKIP_MASKED_TILES";
-    RunOutput a = backend().run(sdpa_op(), p), b = backend().run(no_skip, p);
+    RunOutput a = backend().run(named_op("sdpa"), p), b = backend().run(no_skip, p);
     ASSERT_EQ(a.status, RunOutput::Status::ok) << a.message;
     ASSERT_EQ(b.status, RunOutput::Status::ok) << b.message;
     EXPECT_EQ(a.outputs.at("out").bytes, b.outputs.at("out").bytes) << dtype_name(t);
@@ -171,7 +171,7 @@ TEST_P(SdpaBackend, LongPrefillFoldsItsGrid) {
   const Case c = Case::parse("sdpa/S=520,Hq=16,Hkv=4,D=4,pos=0,impl=naive/float32/buffer/seed=31");
   Expected e = prepare(c);
   uint64_t most = 0;
-  for (const Dispatch& d : sdpa_op().plan(e.problem)) most = std::max(most, d.invocations);
+  for (const Dispatch& d : named_op("sdpa").plan(e.problem)) most = std::max(most, d.invocations);
   ASSERT_GT(most, 65535ull * 64);
   CaseResult r = judge(e, backend());
   EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
@@ -184,20 +184,20 @@ TEST_P(SdpaBackend, EveryRuleRejectedBeforeAnything) {
     std::vector<std::pair<std::string, Problem>> invalid;
     Case valid = Case::parse("sdpa/S=2,Hq=2,Hkv=1,D=4,pos=1/float32/buffer/seed=1");
     valid.dtype = t;
-    Problem ranked = sdpa_op().make(valid);
+    Problem ranked = named_op("sdpa").make(valid);
     ranked.inputs.at("q").shape = {2, 2, 4};
     invalid.emplace_back("input_rank", ranked);
-    for (const Case& c : sdpa_op().edge_cases(t)) {
-      Problem p = sdpa_op().make(c);
-      if (auto v = sdpa_op().validate(p)) invalid.emplace_back(v->rule, std::move(p));
+    for (const Case& c : named_op("sdpa").edge_cases(t)) {
+      Problem p = named_op("sdpa").make(c);
+      if (auto v = named_op("sdpa").validate(p)) invalid.emplace_back(v->rule, std::move(p));
     }
-    for (const Rule& rule : sdpa_op().rules) {
+    for (const Rule& rule : named_op("sdpa").rules) {
       auto it = std::find_if(invalid.begin(), invalid.end(), [&](auto& x) { return x.first == rule.id; });
       ASSERT_NE(it, invalid.end()) << "no invalid case breaks " << rule.id;
     }
     for (auto& [rule, p] : invalid) {
       const uint64_t allocs = backend().allocations, dispatches = backend().dispatches;
-      RunOutput out = backend().run(sdpa_op(), p);
+      RunOutput out = backend().run(named_op("sdpa"), p);
       EXPECT_EQ(out.status, RunOutput::Status::rejected) << rule;
       EXPECT_EQ(out.violation.rule, rule);
       EXPECT_NE(out.violation.message.find("[" + rule + "]"), std::string::npos) << out.violation.message;
@@ -205,8 +205,8 @@ TEST_P(SdpaBackend, EveryRuleRejectedBeforeAnything) {
       EXPECT_EQ(backend().dispatches, dispatches) << rule;
     }
   }
-  Problem d6 = sdpa_op().make(Case::parse("sdpa/S=1,Hq=2,Hkv=2,D=6,pos=0/float32/buffer/seed=1"));
-  EXPECT_EQ(backend().run(sdpa_op(), d6).violation.message, "sdpa: head_dim (6) must be a multiple of 4 [head_dim_multiple_of_4]");
+  Problem d6 = named_op("sdpa").make(Case::parse("sdpa/S=1,Hq=2,Hkv=2,D=6,pos=0/float32/buffer/seed=1"));
+  EXPECT_EQ(backend().run(named_op("sdpa"), d6).violation.message, "sdpa: head_dim (6) must be a multiple of 4 [head_dim_multiple_of_4]");
 }
 
 INSTANTIATE_TEST_SUITE_P(All, SdpaBackend, ::testing::ValuesIn(kernel_backends()),
@@ -218,7 +218,7 @@ INSTANTIATE_TEST_SUITE_P(All, SdpaBackend, ::testing::ValuesIn(kernel_backends()
 // the update_cache dispatch measures that fixed part, so run - fixed is the attention kernels'.
 // Prints; asserts nothing about time.
 std::vector<Dispatch> plan_update_only(const Problem& p) {
-  std::vector<Dispatch> plan = sdpa_op().plan(p);
+  std::vector<Dispatch> plan = named_op("sdpa").plan(p);
   plan.resize(1);
   return plan;
 }
@@ -229,7 +229,7 @@ TEST_P(SdpaTiming, DISABLED_DecodeAndPrefill) {
   std::string why;
   std::unique_ptr<Backend> b = open_backend(GetParam(), BackendConfig{}, &why);
   if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE: " << why;
-  OpDef update_only = sdpa_op();
+  OpDef update_only = named_op("sdpa");
   update_only.plan = plan_update_only;
   const std::pair<const char*, const char*> shapes[] = {
       {"decode  S=1,   ctx=1024, Hq=32, Hkv=8, D=128", "sdpa/S=1,Hq=32,Hkv=8,D=128,pos=1023,Cmax=1024/float32/buffer/seed=1"},
@@ -245,7 +245,7 @@ TEST_P(SdpaTiming, DISABLED_DecodeAndPrefill) {
       problems[impl] = e.problem;
     }
     const std::pair<const char*, const OpDef*> variants[] = {
-        {"naive", &sdpa_op()}, {"tiled", &sdpa_op()}, {"split", &sdpa_op()}, {"fixed", &update_only}};
+        {"naive", &named_op("sdpa")}, {"tiled", &named_op("sdpa")}, {"split", &named_op("sdpa")}, {"fixed", &update_only}};
     std::map<std::string, std::vector<double>> ms;
     for (int k = 0; k < 5; ++k)
       for (auto [name, op] : variants) {  // interleaved, so drift hits all alike

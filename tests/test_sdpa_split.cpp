@@ -10,7 +10,7 @@
 
 #include "core/compare.h"
 #include "reference/ops.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 #include "tests/shrink_bug.h"
@@ -24,15 +24,15 @@ using SdpaSplit = BackendTest;
 // The default sweep's first 120 cases of each dtype (the edge cases, the split ones among them,
 // then drawn ones), less the large case: every valid one runs as split and as naive.
 TEST_P(SdpaSplit, EqualsNaiveOverTheSweep) {
-  for (DType t : sdpa_op().dtypes) {
-    const Sweep sweep(sdpa_op(), t, 120, 1);
+  for (DType t : named_op("sdpa").dtypes) {
+    const Sweep sweep(named_op("sdpa"), t, 120, 1);
     int compared = 0;
     for (int64_t k = 0; k < sweep.size(); ++k) {
       const Case c = sweep.at(k);
-      if (c.id() == sdpa_op().large_case().id()) continue;
+      if (c.id() == named_op("sdpa").large_case().id()) continue;
       Expected split = prepare(Case(c).set("impl", "split")), naive = prepare(Case(c).set("impl", "naive"));
       if (!split.error.empty() || split.violation) continue;
-      RunOutput a = backend().run(sdpa_op(), split.problem), b = backend().run(sdpa_op(), naive.problem);
+      RunOutput a = backend().run(named_op("sdpa"), split.problem), b = backend().run(named_op("sdpa"), naive.problem);
       ASSERT_EQ(a.status, RunOutput::Status::ok) << c.id() << ": " << a.message;
       ASSERT_EQ(b.status, RunOutput::Status::ok) << c.id() << ": " << b.message;
       CompareReport rep = compare("out", a.outputs.at("out"), b.outputs.at("out").cast(DType::f64), scaled(naive.tol, 2), false);
@@ -51,7 +51,7 @@ TEST_P(SdpaSplit, EqualsNaiveOverTheSweep) {
 TEST_P(SdpaSplit, PartialGridFoldsPastMaxWorkgroups) {
   Expected e = prepare(Case::parse("sdpa/S=1,Hq=70000,Hkv=70000,D=8,pos=1,impl=split/float32/buffer/seed=5"));
   ASSERT_TRUE(e.error.empty() && !e.violation) << e.error;
-  const std::vector<Dispatch> plan = sdpa_op().plan(e.problem);
+  const std::vector<Dispatch> plan = named_op("sdpa").plan(e.problem);
   ASSERT_EQ(plan[0].kernel, "sdpa_decode_partial");  // one query row per kv head: decode
   ASSERT_GT(plan[0].invocations / plan[0].workgroup, 65535u);
   CaseResult r = judge(e, backend());
@@ -61,15 +61,15 @@ TEST_P(SdpaSplit, PartialGridFoldsPastMaxWorkgroups) {
 // A device whose subgroups are smaller than a kernel's shuffle groups (Dispatch::subgroup) reports
 // the case UNSUPPORTED, naming both sizes, before any GPU work: no device has subgroups of 4096.
 TEST_P(SdpaSplit, ShuffleGroupsPastTheDevicesSubgroupsAreUnsupported) {
-  OpDef wide = sdpa_op();
+  OpDef wide = named_op("sdpa");
   wide.plan = [](const Problem& p) {
-    std::vector<Dispatch> plan = sdpa_op().plan(p);
+    std::vector<Dispatch> plan = named_op("sdpa").plan(p);
     for (Dispatch& d : plan)
       if (d.subgroup) d.subgroup = 4096;
     return plan;
   };
   Expected e = prepare(Case::parse("sdpa/S=1,Hq=8,Hkv=2,D=64,pos=100,impl=split/float32/buffer/seed=1"));
-  ASSERT_EQ(sdpa_op().plan(e.problem)[0].subgroup, 8u);
+  ASSERT_EQ(named_op("sdpa").plan(e.problem)[0].subgroup, 8u);
   RunOutput r = backend().run(wide, e.problem);
   EXPECT_EQ(r.status, RunOutput::Status::unsupported) << r.message;
   EXPECT_NE(r.message.find("shuffles within groups of 4096 invocations; the device's subgroups are"), std::string::npos)
@@ -96,7 +96,7 @@ TEST_P(SdpaSplitBug, CombineWithoutRescaleIsCaughtShrunkAndReproduced) {
     if (missing_allowed(GetParam())) GTEST_SKIP() << GetParam() << " UNAVAILABLE: " << why;
     FAIL() << GetParam() << " UNAVAILABLE: " << why;
   }
-  const rc::Gen<Case> split = rc::gen::map(gen_sdpa(sdpa_op(), DType::f32, true), [](Case c) { return c.set("impl", "split"); });
+  const rc::Gen<Case> split = rc::gen::map(gen_sdpa(named_op("sdpa"), DType::f32, true), [](Case c) { return c.set("impl", "split"); });
   const std::string id = shrunk_failure(*b, split);
   ASSERT_FALSE(id.empty()) << "the missing rescale was not caught";
   const Case shrunk = Case::parse(id);
@@ -129,7 +129,7 @@ void expect_decode_bug_fails(const std::string& backend, const std::string& anch
     if (missing_allowed(backend)) GTEST_SKIP() << backend << " UNAVAILABLE: " << why;
     FAIL() << backend << " UNAVAILABLE: " << why;
   }
-  ASSERT_EQ(sdpa_op().plan(prepare(c).problem)[0].kernel, "sdpa_decode_partial");
+  ASSERT_EQ(named_op("sdpa").plan(prepare(c).problem)[0].kernel, "sdpa_decode_partial");
   EXPECT_EQ(judge(prepare(c), *b).outcome, Outcome::fail) << c.id();
   std::unique_ptr<Backend> good = open_backend(backend, {}, &why);
   ASSERT_TRUE(good) << why;

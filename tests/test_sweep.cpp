@@ -8,7 +8,7 @@
 #include <regex>
 #include <set>
 
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/commands.h"
 #include "tools/sweep.h"
 

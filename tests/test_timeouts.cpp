@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 
 #include "core/runner.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/backends.h"
 
 namespace ts {

@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "core/runner.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
 #include "tools/sweep.h"
 

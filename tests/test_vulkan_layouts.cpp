@@ -13,7 +13,7 @@
 #include "core/layout.h"
 #include "core/runner.h"
 #include "gpu/vulkan/vulkan_backend.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 #include "tools/sweep.h"

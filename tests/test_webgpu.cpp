@@ -19,7 +19,7 @@
 #include "core/runner.h"
 #include "gpu/webgpu/webgpu_backend.h"
 #include "gpu/webgpu/wgsl_reflect.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 

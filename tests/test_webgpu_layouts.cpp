@@ -15,7 +15,7 @@
 #include "gpu/webgpu/accessors.h"
 #include "gpu/webgpu/webgpu_backend.h"
 #include "gpu/webgpu/wgsl_reflect.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
 #include "tests/kernel_bugs.h"
 

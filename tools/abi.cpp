@@ -13,7 +13,7 @@
 #include "gpu/kernel_source.h"
 #include "gpu/vulkan/accessors.h"
 #include "gpu/vulkan/programs.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/commands.h"
 #ifdef TS_HAVE_WEBGPU
 #include "gpu/webgpu/accessors.h"

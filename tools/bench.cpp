@@ -12,7 +12,7 @@
 #include "core/runner.h"
 #include "goldens/files.h"
 #include "gpu/gpu_backend.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/backends.h"
 #include "tools/bench.h"
 #include "tools/commands.h"
@@ -25,44 +25,10 @@ namespace ts {
 namespace {
 
 // Bench judges exactly the case it times, so a named workload may need more host memory than
-// check allows a case (kMaxCaseBytes, 2 GiB, chosen for sweeps of many drawn cases):
-// rope_llama S=28800 H=24 D=128 in float32 holds 0.7 GB of inputs and 1.4 GB of float64 reference
-// outputs. The suite's sizes are fixed and fit the machines they are meant for (a GPU machine with
+// check allows a case (kMaxCaseBytes, 2 GiB, chosen for sweeps of many drawn cases): the largest
+// RoPE workload holds 0.7 GB of inputs and 1.4 GB of float64 reference outputs. The suite's sizes are fixed and fit the machines they are meant for (a GPU machine with
 // 128 GiB of host memory); a user's id past this limit is still refused before anything is allocated.
 constexpr uint64_t kBenchMaxCaseBytes = uint64_t(8) << 30;
-
-// A named workload of the default suite: a case id per size, without `impl` (every implementation
-// the operator declares is benchmarked). Seed 8 sets none of the bits that choose the sweep's other
-// paths (core/op.h make_problem): the suite times what production work runs, and its ids say so.
-struct Workload {
-  const char* name;
-  const char* full;   // the shapes of the table: GPUs
-  const char* quick;  // the same shape class, smaller: CPU devices (lavapipe), a few seconds in all
-};
-
-const Workload kSuite[] = {
-    {"rope_llama f16 B1 S28800 H24 D128", "rope_llama/B=1,S=28800,Hq=24,Hkv=24,D=128/float16/buffer/seed=8",
-     "rope_llama/B=1,S=288,Hq=24,Hkv=24,D=128/float16/buffer/seed=8"},
-    {"rope_llama f32 B1 S28800 H24 D128", "rope_llama/B=1,S=28800,Hq=24,Hkv=24,D=128/float32/buffer/seed=8",
-     "rope_llama/B=1,S=288,Hq=24,Hkv=24,D=128/float32/buffer/seed=8"},
-    {"sdpa decode f16 Hq32 Hkv8 D128 ctx4096", "sdpa/S=1,Hq=32,Hkv=8,D=128,pos=4095/float16/buffer/seed=8",
-     "sdpa/S=1,Hq=32,Hkv=8,D=128,pos=255/float16/buffer/seed=8"},
-    {"sdpa decode f16 Hq32 Hkv8 D128 ctx32768", "sdpa/S=1,Hq=32,Hkv=8,D=128,pos=32767/float16/buffer/seed=8",
-     "sdpa/S=1,Hq=32,Hkv=8,D=128,pos=1023/float16/buffer/seed=8"},
-    {"sdpa prefill f16 Hq32 Hkv8 D128 S512 causal", "sdpa/S=512,Hq=32,Hkv=8,D=128,pos=0/float16/buffer/seed=8",
-     "sdpa/S=32,Hq=32,Hkv=8,D=128,pos=0/float16/buffer/seed=8"},
-    {"q8ta_linear GEMV M1 K4096 N4096", "q8ta_linear/M=1,K=4096,N=4096/int8/buffer/seed=8",
-     "q8ta_linear/M=1,K=1024,N=256/int8/buffer/seed=8"},
-    {"q8ta_linear GEMM M256 K2048 N2048", "q8ta_linear/M=256,K=2048,N=2048/int8/buffer/seed=8",
-     "q8ta_linear/M=16,K=256,N=128/int8/buffer/seed=8"},
-    {"q8ta_add 4096x4096", "q8ta_add/shape=4096:4096/int8/buffer/seed=8", "q8ta_add/shape=256:256/int8/buffer/seed=8"},
-    // The int8 seed's stress shapes (general beside im2col).
-    {"q8ta_conv2d 3x3 C512 7x7", "q8ta_conv2d/C_in=512,C_out=512,H=7,W=7,KH=3,KW=3,ph=1,pw=1/int8/buffer;out=int8_4c1w;x=int8_4c1w/seed=8",
-     "q8ta_conv2d/C_in=64,C_out=64,H=7,W=7,KH=3,KW=3,ph=1,pw=1/int8/buffer;out=int8_4c1w;x=int8_4c1w/seed=8"},
-    {"q8ta_conv2d 1x1 C1024->2048 14x14 s2",
-     "q8ta_conv2d/C_in=1024,C_out=2048,H=14,W=14,KH=1,KW=1,sh=2,sw=2/int8/buffer;out=int8_4c1w;x=int8_4c1w/seed=8",
-     "q8ta_conv2d/C_in=128,C_out=256,H=14,W=14,KH=1,KW=1,sh=2,sw=2/int8/buffer;out=int8_4c1w;x=int8_4c1w/seed=8"},
-};
 
 // The copy that measures the bandwidth ceiling: past every cache of the device.
 constexpr uint64_t kCopyBytesFull = uint64_t(512) << 20, kCopyBytesQuick = uint64_t(32) << 20;
@@ -72,7 +38,7 @@ bool cpu_device(const DeviceInfo& info) {
   return std::find(c.begin(), c.end(), "device-type=cpu") != c.end();
 }
 
-// The filters given, as typed: "--op sdpa --match 'x'".
+// The filters given, as typed: "--op OP --match 'x'".
 std::string filter_words(const BenchOptions& o) {
   std::string s;
   for (const std::string& n : o.ops) s += cat(s.empty() ? "" : " ", "--op ", n);
@@ -84,7 +50,7 @@ std::string filter_words(const BenchOptions& o) {
 
 // The ids one workload id stands for: itself if it names `impl` (or the operator has none), else
 // one per implementation word the operator declares. `auto` is left out: it only picks one of the
-// others by shape (q8ta_linear: gemv iff M = 1), which would time the same kernel twice.
+// others by shape (e.g. a GEMV iff M = 1), which would time the same kernel twice.
 std::vector<Case> implementations(const Case& c) {
   const OpDef* op = find_op(c.op);
   auto var = std::find_if(op->vars.begin(), op->vars.end(), [](const Var& v) { return v.name == "impl"; });
@@ -166,7 +132,11 @@ int cmd_bench(const BenchOptions& o) {
     workloads.push_back({c.id(), c, c, false});
   }
   if (o.ids.empty())
-    for (const Workload& w : kSuite) workloads.push_back({w.name, parse_case(w.full), parse_case(w.quick), true});
+    // Each operator's own workloads (OpPlan::bench), in the registry's order. Seed 8 sets none of the
+    // bits that choose the sweep's other paths (core/op.h make_problem): the suite times what
+    // production work runs, and its ids say so.
+    for (const OpDef* op : all_ops())
+      for (const BenchWorkload& w : op->bench) workloads.push_back({w.name, parse_case(w.full), parse_case(w.quick), true});
   auto selected = [&](const Case& c) {
     if (!o.ops.empty() && std::find(o.ops.begin(), o.ops.end(), c.op) == o.ops.end()) return false;
     if (!dtypes.empty() && std::find(dtypes.begin(), dtypes.end(), c.dtype) == dtypes.end()) return false;

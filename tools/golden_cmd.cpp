@@ -14,7 +14,7 @@
 #include "goldens/regen.h"
 #include "tools/golden_reach.h"
 #include "goldens/verify.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/backends.h"
 #include "tools/junit.h"
 #include "tools/shell_quote.h"

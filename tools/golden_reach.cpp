@@ -5,8 +5,8 @@
 #include <set>
 
 #include "core/runner.h"
-#include "reference/coverage.h"
-#include "reference/registry.h"
+#include "gpu/plans/coverage.h"
+#include "gpu/plans/registry.h"
 #include "tools/sweep.h"
 
 namespace ts {

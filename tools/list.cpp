@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "gpu/vulkan/vulkan_backend.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
 #include "tools/device_profile.h"

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "core/contract.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/report_json.h"
 
 namespace ts {

@@ -5,7 +5,7 @@
 
 #include "core/rng.h"
 #include "core/runner.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
 #include "tools/report_json.h"
@@ -50,7 +50,7 @@ int cmd_repro(const ReproOptions& o) {
   if (!e.problem.params.empty()) std::printf("params   %s\n", e.problem.params.dump().c_str());
   if (e.violation) std::printf("reference rejects: %s\n", e.violation->message.c_str());
   else std::printf("reference ok; tolerance atol %g rtol %g\n", e.tol.atol, e.tol.rtol);
-  for (auto& [name, b] : e.tol.elem) {  // the kernel's own arithmetic, per element (reference/*.cpp)
+  for (auto& [name, b] : e.tol.elem) {  // the kernel's own arithmetic, per element (gpu/plans/*.cpp)
     double lo = INFINITY, hi = 0;
     for (double v : b->values()) lo = std::min(lo, v), hi = std::max(hi, v);
     if (b->numel()) std::printf("         + per-element bound of %s: %.3g .. %.3g\n", name.c_str(), lo, hi);

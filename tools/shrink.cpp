@@ -2,7 +2,7 @@
 
 #include <rapidcheck.h>
 
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 
 namespace ts {
 

@@ -5,7 +5,7 @@
 #include "core/contract.h"
 #include "core/runner.h"
 #include "goldens/files.h"
-#include "reference/registry.h"
+#include "gpu/plans/registry.h"
 #include "tools/backends.h"
 
 namespace ts {

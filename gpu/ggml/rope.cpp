@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "gpu/ggml/mappings.h"
-#include "reference/common.h"
+#include "gpu/plans/common.h"
 
 namespace ts::ggml {
 namespace {

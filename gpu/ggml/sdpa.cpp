@@ -16,8 +16,8 @@
 #include <cmath>
 
 #include "gpu/ggml/mappings.h"
-#include "reference/common.h"
-#include "reference/ops.h"
+#include "gpu/plans/common.h"
+#include "gpu/plans/sdpa.h"
 
 namespace ts::ggml {
 namespace {

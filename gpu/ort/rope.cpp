@@ -14,7 +14,7 @@
 #include <cstring>
 
 #include "gpu/ort/mappings.h"
-#include "reference/common.h"
+#include "gpu/plans/common.h"
 
 namespace ts::ort {
 namespace {

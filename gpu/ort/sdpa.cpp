@@ -15,8 +15,8 @@
 #include <cstring>
 
 #include "gpu/ort/mappings.h"
-#include "reference/common.h"
-#include "reference/ops.h"
+#include "gpu/plans/common.h"
+#include "gpu/plans/sdpa.h"
 
 namespace ts::ort {
 namespace {

@@ -2,7 +2,7 @@
 //   q = (a_scale * float(a - a_zp) + b_scale * float(b - b_zp)) * inv_out_scale     (float32)
 // The zero point is added after rounding and the clamp is in float (a huge q never reaches an int
 // conversion). inv_out_scale is 1 / output_scale rounded once to float32 on the host
-// (reference/q8ta_add.cpp). One invocation per texel (32-bit word) of out, padding lanes 0 (the
+// (gpu/plans/q8ta_add.cpp). One invocation per texel (32-bit word) of out, padding lanes 0 (the
 // accessor); a, b and out each in any int8 layout (gpu/ACCESSORS.md), element by element.
 TS_INPUT(a, 0)
 TS_INPUT(b, 1)

@@ -1,6 +1,6 @@
 // q8ta_linear, impl=tiled: out[m,n] = requantize(acc[m,n]), acc = sum_k (x[m,k] - x_zp) * weight[n,k].
 // The 4x4-tile GEMM of q8ta_gemm_tile.glsl (shared with q8ta_conv2d's im2col), out [M, N] in row
-// order; ceil(M/4) * ceil(N/4) invocations (reference/q8ta_linear.cpp's plan). Requantization and
+// order; ceil(M/4) * ceil(N/4) invocations (gpu/plans/q8ta_linear.cpp). Requantization and
 // the integer dot-product path (TS_INT_DOT): q8ta_requant.glsl.
 TS_INPUT(x, 0)
 TS_INPUT(weight, 1)

@@ -16,7 +16,7 @@ layout(std430, binding = 1) readonly buffer VC { DTYPE4 v_cache[]; };
 TS_OUTPUT(out, 2)
 layout(push_constant) uniform Params { uint S; uint Hq; uint Hkv; uint D4; uint pos; uint ctx; uint rtiles; uint dtiles; } pc;
 
-const uint WG = 256u;  // = Dispatch::workgroup (reference/sdpa.cpp kTiledWg)
+const uint WG = 256u;  // = Dispatch::workgroup (gpu/plans/sdpa.cpp kTiledWg)
 const uint TM = 128u;  // rows a tile (kTiledRows)
 const uint TD4 = 16u;  // head-dim texels a tile
 const uint KC = 16u;   // keys a stage

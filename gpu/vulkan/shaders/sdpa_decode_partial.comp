@@ -6,7 +6,7 @@
 // float32 (float16 / bfloat16 only in storage); keys past a query's causal limit weigh 0 exactly;
 // keys c >= pos (this step's rows) come from k and v, earlier ones from the caches.
 // Workgroup (query block b of QB rows, chunk j, kv head kvh), b fastest; the plan picks this kernel
-// where a kv head has at most 16 query rows, S <= FMAX and D <= 4 * LG * TL (reference/sdpa.cpp).
+// where a kv head has at most 16 query rows, S <= FMAX and D <= 4 * LG * TL (gpu/plans/sdpa.cpp).
 // Written for bandwidth: decode reads every cached K and V byte once and does little else.
 // 1. Scores: a lane group (LG = 8 consecutive invocations of one subgroup) takes KP keys at once;
 //    invocation t of the group holds head-dim texels t, t + LG, ... of the block's QB queries in
@@ -60,7 +60,7 @@ layout(push_constant) uniform Params {
   uint S; uint Hq; uint Hkv; uint D4; uint pos; float scale; uint chunk; uint chunks; uint qblocks;
 } pc;
 
-const uint WG = 128u;  // = Dispatch::workgroup (reference/sdpa.cpp kDecodeWg)
+const uint WG = 128u;  // = Dispatch::workgroup (gpu/plans/sdpa.cpp kDecodeWg)
 const uint QB = 4u;    // query rows a workgroup (kDecodeQueries)
 const uint LG = 8u;    // invocations a key in the scores (= Dispatch::subgroup)
 const uint TL = 4u;    // head-dim texels an invocation holds: D4 <= LG * TL (kDecodeMaxD4); D4 even

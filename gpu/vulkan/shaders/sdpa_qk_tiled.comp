@@ -21,7 +21,7 @@ layout(push_constant) uniform Params {
   uint S; uint Hq; uint Hkv; uint D4; uint pos; uint ctx; float scale; uint rtiles; uint ctiles;
 } pc;
 
-const uint WG = 256u;  // = Dispatch::workgroup (reference/sdpa.cpp kTiledWg)
+const uint WG = 256u;  // = Dispatch::workgroup (gpu/plans/sdpa.cpp kTiledWg)
 const uint TM = 128u;  // rows a tile (kTiledRows)
 const uint TN = 64u;   // keys a tile (kTiledCols)
 const uint KD4 = 4u;   // texels of D a stage

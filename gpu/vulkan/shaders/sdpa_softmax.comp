@@ -14,7 +14,7 @@
 layout(std430, binding = 0) buffer SC { float scores[]; };
 layout(push_constant) uniform Params { uint n; uint S; uint pos; uint ctx; uint tpr; } pc;
 
-const uint WG = 256u;  // = Dispatch::workgroup (reference/sdpa.cpp kTiledWg)
+const uint WG = 256u;  // = Dispatch::workgroup (gpu/plans/sdpa.cpp kTiledWg)
 const uint KR = 8u;    // keys an invocation holds in registers (kSoftmaxKeys)
 const float MASKED = -1.0e30;
 

@@ -22,7 +22,7 @@ layout(std430, binding = 5) writeonly buffer KC { DTYPE4 k_cache[]; };
 layout(std430, binding = 6) writeonly buffer VC { DTYPE4 v_cache[]; };
 layout(push_constant) uniform Params { uint n; uint S; uint Hq; uint Hkv; uint D4; uint pos; uint chunk; uint chunks; } pc;
 
-const uint WG = 64u;  // = Dispatch::workgroup (reference/sdpa.cpp kSplitWg)
+const uint WG = 64u;  // = Dispatch::workgroup (gpu/plans/sdpa.cpp kSplitWg)
 const uint SL = 16u;  // invocations (chunk slices) per texel (kSplitSlices)
 const uint CB = 8u;   // chunks a slice holds from its first pass (decode ctx 32768: 128 chunks = 16 * 8)
 const float MASKED = -1.0e30;

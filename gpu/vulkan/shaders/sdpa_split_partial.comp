@@ -47,7 +47,7 @@ layout(push_constant) uniform Params {
   uint S; uint Hq; uint Hkv; uint D4; uint pos; float scale; uint chunk; uint chunks; uint qblocks; uint qblock;
 } pc;
 
-const uint WG = 64u;   // = Dispatch::workgroup (reference/sdpa.cpp kSplitWg)
+const uint WG = 64u;   // = Dispatch::workgroup (gpu/plans/sdpa.cpp kSplitWg)
 const uint QMAX = 32u; // the longest query block; qblock is a power of two <= 32
 const uint QPT = 4u;   // queries an invocation accumulates
 const uint KB = 8u;    // K / V row texels loaded before their first use (loads in flight)

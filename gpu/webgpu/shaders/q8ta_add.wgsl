@@ -1,7 +1,7 @@
 // q8ta_add: out = clamp(round(q) + out_zp, -128, 127) with, element by element,
 //   q = (a_scale * f32(a - a_zp) + b_scale * f32(b - b_zp)) * inv_out_scale     (float32)
 // round() is WGSL's, ties to even; the zero point is added after rounding and the clamp is in float.
-// inv_out_scale is 1 / output_scale rounded once to float32 on the host (reference/q8ta_add.cpp).
+// inv_out_scale is 1 / output_scale rounded once to float32 on the host (gpu/plans/q8ta_add.cpp).
 // One invocation per texel (32-bit word) of out, all n of them, padding lanes 0 (the accessor);
 // a, b and out each in any int8 layout (gpu/ACCESSORS.md), element by element through the accessors.
 TS_INPUT(a, 0)

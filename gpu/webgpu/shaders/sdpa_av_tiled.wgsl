@@ -16,7 +16,7 @@ TS_OUTPUT(out_, 2)
 struct Params { S: u32, Hq: u32, Hkv: u32, D4: u32, pos: u32, ctx: u32, rtiles: u32, dtiles: u32 }
 @group(0) @binding(3) var<uniform> pc : Params;
 
-// WG = 256 = KC * TD4 (reference/sdpa.cpp kTiledWg), TM = kTiledRows, 4 * TD4 = kTiledCols.
+// WG = 256 = KC * TD4 (gpu/plans/sdpa.cpp kTiledWg), TM = kTiledRows, 4 * TD4 = kTiledCols.
 const TM = 128u;
 const TD4 = 16u;
 const KC = 16u;

@@ -18,7 +18,7 @@ struct Params {
 }
 @group(0) @binding(7) var<uniform> pc : Params;
 
-const QB = 4u;   // query rows a workgroup (reference/sdpa.cpp kDecodeQueries)
+const QB = 4u;   // query rows a workgroup (gpu/plans/sdpa.cpp kDecodeQueries)
 const LG = 8u;   // invocations a key in the scores (= Dispatch::subgroup)
 const TL = 4u;   // head-dim texels an invocation holds: D4 <= LG * TL, D4 even
 const KP = 2u;   // keys a lane group scores at once: KP * QB = LG

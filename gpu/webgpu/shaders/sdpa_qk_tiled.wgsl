@@ -16,7 +16,7 @@ TS_INPUT(k_cache, 1)
 struct Params { S: u32, Hq: u32, Hkv: u32, D4: u32, pos: u32, ctx: u32, scale: f32, rtiles: u32, ctiles: u32 }
 @group(0) @binding(3) var<uniform> pc : Params;
 
-// WG = 256 (reference/sdpa.cpp kTiledWg), TM = kTiledRows, TN = kTiledCols.
+// WG = 256 (gpu/plans/sdpa.cpp kTiledWg), TM = kTiledRows, TN = kTiledCols.
 const TM = 128u;
 const TN = 64u;
 const KD4 = 4u;

@@ -11,10 +11,10 @@
 struct Params { n: u32, S: u32, pos: u32, ctx: u32, tpr: u32 }
 @group(0) @binding(1) var<uniform> pc : Params;
 
-const KR = 8u;  // keys an invocation holds in registers (reference/sdpa.cpp kSoftmaxKeys)
+const KR = 8u;  // keys an invocation holds in registers (gpu/plans/sdpa.cpp kSoftmaxKeys)
 const MASKED = -1.0e30;
 
-var<workgroup> red : array<f32, 256>;  // WG = 256 (reference/sdpa.cpp kTiledWg)
+var<workgroup> red : array<f32, 256>;  // WG = 256 (gpu/plans/sdpa.cpp kTiledWg)
 
 // The row's max (sum) over its tpr invocations l - t .. l - t + tpr - 1, returned to each of them.
 fn reduce_max(l: u32, t: u32, m0: f32) -> f32 {

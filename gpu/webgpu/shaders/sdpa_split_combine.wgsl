@@ -19,7 +19,7 @@ TS_OUTPUT(v_cache, 6)
 struct Params { n: u32, S: u32, Hq: u32, Hkv: u32, D4: u32, pos: u32, chunk: u32, chunks: u32 }
 @group(0) @binding(7) var<uniform> pc : Params;
 
-const SL = 16u;  // invocations (chunk slices) per texel; WG = 64 (reference/sdpa.cpp kSplitWg)
+const SL = 16u;  // invocations (chunk slices) per texel; WG = 64 (gpu/plans/sdpa.cpp kSplitWg)
 const CB = 8u;   // chunks a slice holds from its first pass (the GLSL's CB)
 const MASKED = -1.0e30;
 var<workgroup> red_m : array<f32, 64>;

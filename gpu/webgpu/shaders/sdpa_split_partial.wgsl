@@ -25,7 +25,7 @@ struct Params {
 }
 @group(0) @binding(7) var<uniform> pc : Params;
 
-// WG = 64 (reference/sdpa.cpp kSplitWg); qblock is a power of two <= 32; qblock * chunk <= SCMAX.
+// WG = 64 (gpu/plans/sdpa.cpp kSplitWg); qblock is a power of two <= 32; qblock * chunk <= SCMAX.
 const QPT = 4u;  // queries an invocation accumulates
 const KB = 8u;   // K / V row texels loaded before their first use
 const MASKED = -1.0e30;

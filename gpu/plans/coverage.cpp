@@ -1,4 +1,4 @@
-#include "reference/coverage.h"
+#include "gpu/plans/coverage.h"
 
 #include <algorithm>
 #include <set>
