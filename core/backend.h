@@ -21,7 +21,7 @@ struct GuardReport {
   int64_t first_bad_texel = -1;
 };
 
-// A scratch buffer (BufferSpec::Role::scratch, e.g. sdpa's scores) after the run. It has no reference
+// A scratch buffer (BufferSpec::Role::scratch, e.g. attention scores) after the run. It has no reference
 // to compare with, but it is poisoned and guarded like an output, and every element must have been
 // written by the first dispatch that binds it (nothing else initialises scratch): an element still
 // holding the poison pattern right after that dispatch was never written. Float scratch only: the

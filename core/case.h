@@ -1,7 +1,7 @@
 #pragma once
 // A case: everything needed to rebuild one test input, data included, from one printable id:
 //   <op>/<k=v,k=v,...>/<dtype>/<storage>/seed=<n>
-// e.g. rope_llama/B=1,S=1,Hq=32,Hkv=8,D=128/float16/buffer/seed=1234
+// e.g. OP/B=1,S=1,Hq=32,Hkv=8,D=128/float16/buffer/seed=1234 (SPEC "Case ids")
 // Values are integers or words without '/', ',' or '='; lists use ':' (sections=44:44:40). The
 // storage part is a layout with optional per-tensor overrides (core/layout.h). Parsing checks the
 // syntax; core/case_rules.h checks an id against its operator's declaration.

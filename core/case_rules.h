@@ -18,7 +18,7 @@ void check_case(const OpDef& op, const Case& c);
 void check_storage(const OpDef& op, std::string_view storage);
 
 // The most bytes one case may hold in tensors: its inputs, the reference's float64 outputs and
-// the backends' scratch. 2 GiB admits the rope_matrix seed shape (x [1,24,28800,128]: 0.35 GB in
+// the backends' scratch. 2 GiB admits the largest seed shape of a RoPE (x [1,24,28800,128]: 0.35 GB in
 // float32 plus a 0.71 GB float64 output) while two test processes on a 24 GiB, 2-core machine
 // stay far from memory exhaustion. Larger cases are refused before anything is allocated.
 constexpr uint64_t kMaxCaseBytes = uint64_t(2) << 30;

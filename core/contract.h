@@ -1,6 +1,6 @@
 #pragma once
 // Contract rules: every rule an input can break has a stable id and a message naming the values,
-// e.g. "sdpa: head_dim (6) must be a multiple of 4 [head_dim_multiple_of_4]". The same validate()
+// e.g. "OP: head_dim (6) must be a multiple of 4 [head_dim_multiple_of_4]". The same validate()
 // runs in the reference and inside every backend before anything is allocated.
 #include <optional>
 #include <sstream>

@@ -1,6 +1,6 @@
 #pragma once
 // Kernel sources compiled into the binary (cmake/embed.cmake), keyed by path from the repo root,
-// e.g. "gpu/vulkan/shaders/rope_llama.comp".
+// e.g. "gpu/vulkan/shaders/KERNEL.comp".
 #include <map>
 #include <string>
 #include <string_view>

@@ -287,7 +287,7 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
   // 2. Device limits, before any allocation: every dispatch must fit the grid and every buffer a binding.
   std::vector<Dispatch>& plan = laid.plan;
   plan = op.plan(p);
-  if (plan.empty())  // an operator whose kernels are not written yet (q8ta_*): a stated gap, never PASS
+  if (plan.empty())  // an operator whose kernels are not written yet: a stated gap, never PASS
     return unsupported("", cat("no ", kind(), " kernel for ", op.name, " yet"));
   std::vector<BufferSpec>& specs = laid.specs;
   specs = op.buffers(p);

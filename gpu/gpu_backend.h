@@ -61,7 +61,7 @@ struct HostBuffer {
   std::vector<std::pair<size_t, size_t>> uploads() const;
   // Scratch: the backend also returns the buffer as it was right after the first dispatch that
   // binds it (in `first_use`, same layout as `bytes`, and that dispatch's kernel in `first_kernel`).
-  // Later dispatches may rewrite scratch in place (sdpa's softmax), which would smear an unwritten
+  // Later dispatches may rewrite scratch in place (a softmax over scores), which would smear an unwritten
   // element over its neighbours (NaN in, NaN out) or hide it (NaN payloads are not kept on every
   // GPU): only the first writer's result says which elements were never written.
   bool snapshot = false;

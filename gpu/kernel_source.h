@@ -1,7 +1,7 @@
 #pragma once
 // Kernel sources as the backends compile them. GLSL as glslang takes it and WGSL have no include
-// mechanism; kernels that share code (the q8ta requantization, q8ta_linear's tile code that
-// q8ta_conv2d's im2col GEMM reuses) name it with a line `#include "file"`, resolved here, textually,
+// mechanism; kernels that share code (an int8 requantization, a tile GEMM that two operators' kernels
+// reuse) name it with a line `#include "file"`, resolved here, textually,
 // before the backend parses accessors or compiles, for built-in and overridden sources alike
 // (GpuBackend::set_kernel_source).
 #include <functional>
@@ -34,7 +34,7 @@ std::string resolve_includes(std::string_view source, const std::string& dir, co
 // replace one. Kernel languages: ".comp" (Vulkan GLSL) or ".wgsl" (WebGPU).
 struct KernelText {
   std::string text;
-  std::string file;      // "rope_half.comp" for a built-in kernel, the path given for a replacement
+  std::string file;      // "KERNEL.comp" for a built-in kernel, the path given for a replacement
   bool replaced = false;
 };
 
@@ -47,7 +47,7 @@ class KernelSources {
   // The text of `kernel` (a copy, includes resolved); throws std::runtime_error naming it when there
   // is neither a replacement nor a built-in kernel of that name, or an include is missing.
   KernelText get(const std::string& kernel) const;
-  // The name messages use for `kernel` ("rope_half.comp" or a replacement's path).
+  // The name messages use for `kernel` ("KERNEL.comp" or a replacement's path).
   std::string file(const std::string& kernel) const;
   bool any_replaced() const;
   bool replaced(const std::string& kernel) const;

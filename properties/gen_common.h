@@ -50,7 +50,7 @@ inline int64_t position() {
 }
 
 // RoPE tables: the conventional cos/sin two times in three, else arbitrary values the contract
-// allows (a rope_half table whose halves differ, freqs that are not a rotation).
+// allows (a rotate-half table whose halves differ, freqs that are not a rotation).
 inline void tables(Case& c) {
   if (*rc::gen::inRange(0, 3) == 0) c.set("tables", "random");
 }
