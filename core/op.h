@@ -170,6 +170,12 @@ struct OpContract {
                                                            // <input>_dtype, allowed for every input)
   // The layouts each tensor (input or output) may take; a tensor not listed allows only `buffer`.
   std::map<std::string, std::vector<std::string>> layouts = {};
+  // Coverage classes of the operator's own, from the case and its inputs (the classes its values
+  // fall in), beside those every operator gets from its case variables and storage
+  // (gpu/plans/coverage.cpp): the ones a valid case meets, and the ones a sweep is expected to meet
+  // (`check` shows a 0 for a class it missed). `golden regen` picks goldens by them. nullptr: none.
+  std::vector<std::string> (*classes)(const Expected&) = nullptr;
+  std::vector<std::string> (*expected_classes)(const OpDef&) = nullptr;
 };
 
 // The float32 values of some tensors, by name (OpPlan::emulate).
@@ -203,11 +209,11 @@ struct OpPlan {
   double (*bytes_moved)(const Problem&) = nullptr;
   double (*flops)(const Problem&) = nullptr;
   std::vector<BenchWorkload> bench = {};
-  // Coverage classes of the operator's own, beside those every operator gets from its case
-  // variables, storage and plans (gpu/plans/coverage.cpp): the ones a valid case meets, and the ones
-  // a sweep is expected to meet (`check` shows a 0 for a class it missed). nullptr: none.
-  std::vector<std::string> (*classes)(const Expected&, const std::vector<Dispatch>& plan) = nullptr;
-  std::vector<std::string> (*expected_classes)(const OpDef&) = nullptr;
+  // Coverage classes of the plan's own (which kernels, which paths), beside those every plan gets
+  // (folded grids, ragged tiles: gpu/plans/coverage.cpp): the ones a valid case meets, and the ones
+  // a sweep is expected to meet. nullptr: none.
+  std::vector<std::string> (*plan_classes)(const Expected&, const std::vector<Dispatch>& plan) = nullptr;
+  std::vector<std::string> (*expected_plan_classes)(const OpDef&) = nullptr;
 };
 
 // An operator: its contract (reference/<op>.cpp) and its plan (gpu/plans/<op>.cpp), joined in its

@@ -56,7 +56,7 @@ Candidate candidate(const Case& c, const OpDef& op) {
     e.c = c;
     e.op = &op;
     e.problem = k.problem;
-    for (auto& cls : case_classes(e))
+    for (auto& cls : case_classes(e, /*of_plans=*/false))
       if (cls != "valid" && cls.rfind("dtype ", 0) != 0 && !is_storage_class(cls)) k.classes.push_back(cls);
   }
   return k;

@@ -232,7 +232,9 @@ OpContract q8ta_add_contract() {
       {DType::i8},
       make, validate, reference, edge_cases, gen_q8ta_add, large_case,
       vars(),
-      {{"a", layouts}, {"b", layouts}, {"out", layouts}}};
+      {{"a", layouts}, {"b", layouts}, {"out", layouts}},
+      q8ta::classes,
+      q8ta::expected_classes};
 }
 
 }  // namespace ts

@@ -336,7 +336,7 @@ std::vector<std::string> int8_tensors(const std::string& op) {
 
 }  // namespace
 
-std::vector<std::string> classes(const Expected& e, const std::vector<Dispatch>&) {
+std::vector<std::string> classes(const Expected& e) {
   std::vector<std::string> out;
   if (e.violation || !e.error.empty()) return out;
   const Case& c = e.c;

@@ -129,7 +129,7 @@ Tensors int8_output(const std::string& output, const Shape& shape, const Requant
 Tolerance int8_tolerance(const std::string& output, const Shape& shape, const Requant& r);
 
 // Classes of a valid q8ta case (and of an invalid one: nothing beyond what coverage.cpp adds).
-std::vector<std::string> classes(const Expected& e, const std::vector<Dispatch>& plan = {});
+std::vector<std::string> classes(const Expected& e);
 // The classes a q8ta operator's sweep is expected to reach.
 std::vector<std::string> expected_classes(const OpDef& op);
 

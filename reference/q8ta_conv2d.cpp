@@ -297,6 +297,46 @@ std::vector<Var> vars() {
   return v;
 }
 
+
+// q8ta_conv2d's shape classes, from the case's vars (defaults as make() takes them).
+const char* const kConvClasses[] = {"depthwise (groups = C_in)", "grouped (1 < groups < C_in)", "strided (stride > 1)",
+                                    "dilated (dilation > 1)", "padded with non-zero zero point", "1x1 output",
+                                    "ragged channel block (C % 4 != 0)", "impl=general", "impl=im2col", "impl=auto",
+                                    "kernel 1x1", "kernel 3x3", "kernel 5x5", "kernel 1x7", "kernel 7x1", "batch > 1"};
+
+void conv2d_classes(const Case& c, std::vector<std::string>& out) {
+  const int64_t Ci = c.get("C_in"), Co = c.get("C_out"), g = c.get("groups", 1), KH = c.get("KH"), KW = c.get("KW");
+  const int64_t sh = c.get("sh", 1), sw = c.get("sw", 1), ph = c.get("ph", 0), pw = c.get("pw", 0);
+  const int64_t dh = c.get("dh", 1), dw = c.get("dw", 1), H = c.get("H"), W = c.get("W");
+  if (g > 1 && g == Ci) out.push_back(kConvClasses[0]);
+  if (g > 1 && g < Ci) out.push_back(kConvClasses[1]);
+  if (sh > 1 || sw > 1) out.push_back(kConvClasses[2]);
+  if (dh > 1 || dw > 1) out.push_back(kConvClasses[3]);
+  if ((ph > 0 || pw > 0) && c.get("x_zp", 0) != 0) out.push_back(kConvClasses[4]);
+  if ((H + 2 * ph - dh * (KH - 1) - 1) / sh == 0 && (W + 2 * pw - dw * (KW - 1) - 1) / sw == 0) out.push_back(kConvClasses[5]);
+  if (Ci % 4 != 0 || Co % 4 != 0) out.push_back(kConvClasses[6]);
+  const std::string impl = c.word("impl", "auto");
+  const bool im2col = impl == "im2col" || (impl == "auto" && g == 1 && Ci % 4 == 0);
+  out.push_back(im2col ? kConvClasses[8] : kConvClasses[7]);
+  if (impl == "auto") out.push_back(kConvClasses[9]);
+  const std::string k = cat("kernel ", KH, "x", KW);
+  if (std::find(std::begin(kConvClasses), std::end(kConvClasses), k) != std::end(kConvClasses)) out.push_back(k);
+  if (c.get("N", 1) > 1) out.push_back(kConvClasses[15]);
+}
+
+std::vector<std::string> coverage(const Expected& e) {
+  std::vector<std::string> out;
+  conv2d_classes(e.c, out);
+  for (auto& cls : q8ta::classes(e)) out.push_back(cls);
+  return out;
+}
+
+std::vector<std::string> expected_coverage(const OpDef& op) {
+  std::vector<std::string> out(std::begin(kConvClasses), std::end(kConvClasses));
+  for (auto& cls : q8ta::expected_classes(op)) out.push_back(cls);
+  return out;
+}
+
 }  // namespace
 
 OpContract q8ta_conv2d_contract() {
@@ -325,7 +365,9 @@ OpContract q8ta_conv2d_contract() {
       {DType::i8},
       make, validate, reference, edge_cases, gen_q8ta_conv2d, large_case,
       vars(),
-      {{"x", layouts}, {"out", layouts}}};
+      {{"x", layouts}, {"out", layouts}},
+      coverage,
+      expected_coverage};
 }
 
 }  // namespace ts

@@ -194,7 +194,9 @@ OpContract q8ta_linear_contract() {
       {DType::i8},
       make, validate, reference, edge_cases, gen_q8ta_linear, large_case,
       vars(),
-      {{"x", {"buffer", "int8_4w", "int8_4w4c"}}, {"out", {"buffer", "int8_4w", "int8_4w4c"}}}};
+      {{"x", {"buffer", "int8_4w", "int8_4w4c"}}, {"out", {"buffer", "int8_4w", "int8_4w4c"}}},
+      q8ta::classes,
+      q8ta::expected_classes};
 }
 
 }  // namespace ts

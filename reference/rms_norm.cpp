@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/runner.h"
 #include "reference/common.h"
 #include "reference/ops.h"
 
@@ -109,6 +110,18 @@ Case large_case() {  // x: 16,801,700 elements, 4,200,425 texels (the grid folds
   return c.set("B", 1).set("S", 4097).set("H", 4100);
 }
 
+// Coverage: ragged hidden sizes, and values whose squares are far from 1.
+std::vector<std::string> classes(const Expected& e) {
+  const int64_t x_exp = e.c.get("x_exp", 0);
+  std::vector<std::string> out;
+  if (e.c.get("H") % 4 != 0) out.push_back("H%4!=0");
+  if (x_exp < 0) out.push_back("tiny values (x_exp<0)");
+  if (x_exp > 0) out.push_back("huge values (x_exp>0)");
+  return out;
+}
+
+std::vector<std::string> expected_classes(const OpDef&) { return {"H%4!=0", "tiny values (x_exp<0)", "huge values (x_exp>0)"}; }
+
 }  // namespace
 
 OpContract rms_norm_contract() {
@@ -132,7 +145,9 @@ OpContract rms_norm_contract() {
        int_var("x_exp", -40, 127, "0", "x drawn from [-2^e, 2^e] instead of [-1, 1] (past 40: invalid)"),
        // Invalid cases override one shape at a time:
        int_var("Hw", 0, kMaxDim, "H", "length of weight")},
-      float_layouts({"x", "weight", "out"})};
+      float_layouts({"x", "weight", "out"}),
+      classes,
+      expected_classes};
 }
 
 }  // namespace ts

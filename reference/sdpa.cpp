@@ -219,6 +219,21 @@ Case large_case() {
   return c.set("S", 64).set("Hq", 8).set("Hkv", 1).set("D", 4).set("pos", 32711).set("impl", "naive");
 }
 
+// Coverage: the implementations, a ragged context tile, chunked prefill, large logits.
+std::vector<std::string> classes(const Expected& e) {
+  const Case& c = e.c;
+  const int64_t S = c.get("S"), pos = c.get("pos", 0);
+  std::vector<std::string> out = {"impl=" + c.word("impl", "tiled")};
+  if ((pos + S) % 4 != 0) out.push_back("ctx%4!=0");
+  if (S > 1 && pos > 0) out.push_back("chunked prefill (S>1, pos>0)");
+  if (c.has("logit_scale")) out.push_back("large logits");
+  return out;
+}
+
+std::vector<std::string> expected_classes(const OpDef&) {
+  return {"impl=naive", "impl=tiled", "ctx%4!=0", "chunked prefill (S>1, pos>0)", "large logits"};
+}
+
 }  // namespace
 
 namespace sdpa {
@@ -295,7 +310,9 @@ OpContract sdpa_contract() {
         auto m = float_layouts({"q", "k", "v"});
         m["out"] = {"buffer", "texture3d_w"};
         return m;
-      }()};
+      }(),
+      classes,
+      expected_classes};
 }
 
 }  // namespace ts

@@ -36,7 +36,7 @@ std::vector<std::string> shape_classes(const Case& c) {
   e.violation = e.op->validate(e.problem);
   std::vector<std::string> out;
   if (e.violation) return out;
-  for (auto& cls : case_classes(e))
+  for (auto& cls : case_classes(e, /*of_plans=*/false))
     if (!is_storage_class(cls) && cls.rfind("dtype ", 0) != 0 && cls.rfind("folded grid", 0) != 0) out.push_back(cls);
   return out;
 }

@@ -65,7 +65,7 @@ bool is_storage_class(const std::string& cls) {
   return cls.rfind("layout ", 0) == 0 || cls.rfind("packed dim=", 0) == 0 || cls == kMixed || cls == kRagged;
 }
 
-std::vector<std::string> case_classes(const Expected& e) {
+std::vector<std::string> case_classes(const Expected& e, bool of_plans) {
   std::vector<std::string> out;
   const Case& c = e.c;
   if (e.violation) {
@@ -93,21 +93,25 @@ std::vector<std::string> case_classes(const Expected& e) {
   // Past 2^24 elements a float32-held index stops being exact (and the grid folds).
   int64_t largest = 0;
   for (auto& [name, t] : e.problem.inputs) largest = std::max(largest, t.numel());
-  for (auto& b : e.op->buffers(e.problem)) largest = std::max(largest, numel(b.shape));
+  if (of_plans)
+    for (auto& b : e.op->buffers(e.problem)) largest = std::max(largest, numel(b.shape));
   if (largest > (int64_t(1) << 24)) out.push_back("large (>2^24 elements)");
   if (has("mode")) out.push_back("mode=" + c.word("mode", ""));
   if (has("sections")) out.push_back("sections (3-D RoPE)");
   if (has("fshape")) out.push_back("freqs_cis " + c.word("fshape", ""));
-  const std::vector<Dispatch> plan = e.op->plan(e.problem);  // one plan() per case
+  if (e.op->classes)
+    for (auto& cls : e.op->classes(e)) out.push_back(cls);
   storage_classes(e, out);
+  if (!of_plans) return out;
+  const std::vector<Dispatch> plan = e.op->plan(e.problem);  // one plan() per case
   std::set<std::string> of_plan;  // a kernel can run twice in a plan: each class once
   for (const Dispatch& d : plan) {
     if (folds(d, e.problem.fold_grids)) of_plan.insert(folded_class(d.kernel));
     tile_classes(d, of_plan);
   }
   out.insert(out.end(), of_plan.begin(), of_plan.end());
-  if (e.op->classes)
-    for (auto& cls : e.op->classes(e, plan)) out.push_back(cls);
+  if (e.op->plan_classes)
+    for (auto& cls : e.op->plan_classes(e, plan)) out.push_back(cls);
   return out;
 }
 
@@ -132,6 +136,8 @@ std::vector<std::string> expected_classes(const OpDef& op) {
     for (const char* cls : {kRagged, "packed dim=1", "packed dim=2", "packed dim=3", "packed dim=5"}) out.push_back(cls);
   if (op.expected_classes)
     for (auto& cls : op.expected_classes(op)) out.push_back(cls);
+  if (op.expected_plan_classes)
+    for (auto& cls : op.expected_plan_classes(op)) out.push_back(cls);
   // A folded grid for every kernel the operator's plans use, and a last tile ragged in both
   // dimensions for every tiled one: the kernels of its valid edge cases (which take every impl).
   std::set<std::string> kernels;

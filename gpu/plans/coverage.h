@@ -9,7 +9,9 @@
 
 namespace ts {
 
-std::vector<std::string> case_classes(const Expected& e);
+// of_plans false: the classes of the case alone (its variables, values and storage), not of the
+// kernels its plan runs: what `golden regen` picks goldens by, so that a plan changes no golden.
+std::vector<std::string> case_classes(const Expected& e, bool of_plans = true);
 
 // Whether a class describes the case's storage (a layout, mixed layouts, a texture's packed
 // dimension) rather than its values: the golden set, which holds logical tensors, is not chosen by

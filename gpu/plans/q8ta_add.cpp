@@ -53,7 +53,7 @@ const std::vector<BenchWorkload> kBench = {
 OpContract q8ta_add_contract();
 
 const OpDef& q8ta_add_op() {
-  static const OpDef op{q8ta_add_contract(), {buffers, plan, tolerance, emulate, bytes_moved, nullptr, kBench, q8ta::classes, q8ta::expected_classes}};
+  static const OpDef op{q8ta_add_contract(), {buffers, plan, tolerance, emulate, bytes_moved, nullptr, kBench}};
   return op;
 }
 

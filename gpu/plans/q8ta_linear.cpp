@@ -92,7 +92,7 @@ const std::vector<BenchWorkload> kBench = {
 OpContract q8ta_linear_contract();
 
 const OpDef& q8ta_linear_op() {
-  static const OpDef op{q8ta_linear_contract(), {buffers, plan, tolerance, emulate, bytes_moved, flops, kBench, q8ta::classes, q8ta::expected_classes}};
+  static const OpDef op{q8ta_linear_contract(), {buffers, plan, tolerance, emulate, bytes_moved, flops, kBench}};
   return op;
 }
 
