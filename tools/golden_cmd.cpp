@@ -77,8 +77,8 @@ std::vector<std::string> manifest_findings(const std::vector<std::string>& files
 
 // --layout: the storage must parse, and each override must name a tensor of some operator (a typo
 // would otherwise go unnoticed). Each golden takes the default and the overrides that name its own
-// tensors (`cos=buffer` is about rope_half's cos, not about sdpa); whether its operator declares
-// the result for every tensor is decided per golden (laid_out_as).
+// tensors (`cos=buffer` is about the operators that have a tensor named cos, not about the others);
+// whether its operator declares the result for every tensor is decided per golden (laid_out_as).
 void check_layout_option(const std::string& layout) {
   const Storage st = Storage::parse(layout);
   for (auto& [tensor, _] : st.overrides) {
