@@ -1,12 +1,14 @@
 #include "tools/check_executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <future>
 #include <optional>
 
 #include "core/profile.h"
+#include "core/task_pool.h"
 #include "tools/check_prepare.h"
 #include "tools/shrink.h"
 

@@ -4,12 +4,10 @@
 // Cases are prepared ahead (tools/check_prepare.h), run on every backend at once, one lane per
 // backend, and compared on a pool of their own; the stream sees them one at a time, in order, and
 // memory does not grow with the number of cases.
-#include <atomic>
 #include <memory>
 #include <vector>
 
 #include "core/runner.h"
-#include "core/task_pool.h"
 #include "tools/backends.h"
 #include "tools/check_run.h"
 #include "tools/interrupt.h"

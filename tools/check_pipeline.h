@@ -34,7 +34,7 @@ struct CaseVerdict {
   bool unexpected() const { return mark == Mark::none && is_failure(r.outcome); }
   // Fails the run: an unexpected failure, an XPASS or an UNEXPECTED_UNSUPPORTED.
   bool fails_run() const { return unexpected() || mark == Mark::xpass || mark == Mark::unexpected_unsupported; }
-  // The case as the JSON report holds it (`detailed`: with error maps).
+  // The case as the JSON report holds it; `kernels`: the run's --kernels DIR, for the repro line.
   nlohmann::json json(bool with_maps, const std::string& kernels) const;
 };
 
