@@ -24,7 +24,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpu/kernel_source.h"
 #include "gpu/plans/registry.h"
+#include "tools/help_examples.h"
 #include "tools/junit.h"
 
 extern char** environ;
@@ -343,6 +345,28 @@ TEST(Cli, HelpIsGeneratedFromTheDefinitions) {
   EXPECT_NE(r.out.find("1..10,000,000"), std::string::npos) << r.out;
   EXPECT_EQ(touchstone({}).code, 2);
   EXPECT_EQ(touchstone({"help"}).code, 0);
+}
+
+// The examples in the help are taken from the registry: a case id that parses, a --match pattern
+// that selects cases, built-in kernel stems. Help never names a case or a kernel that is gone.
+TEST(Cli, HelpExamplesComeFromTheRegistry) {
+  const std::string id = example_case_id();
+  EXPECT_EQ(parse_case(id).id(), id);
+  const Exit repro = touchstone({"repro", "--help"});
+  EXPECT_NE(repro.out.find("e.g. " + id), std::string::npos) << repro.out;
+  const std::string match = example_match();
+  ASSERT_GE(match.size(), 2u);
+  const std::string op = id.substr(0, id.find('/'));
+  const Exit listed = touchstone({"check", "--op", op, "--cases", "20", "--list", "--match", match.substr(1, match.size() - 2)});
+  EXPECT_EQ(listed.code, 0) << match << ": " << listed.out;
+  EXPECT_NE(listed.out.find(id), std::string::npos) << "the example case itself matches: " << listed.out;
+  std::stringstream stems(example_kernels());
+  int n = 0;
+  for (std::string stem; std::getline(stems >> std::ws, stem, ',');) {
+    EXPECT_NO_THROW(KernelSources(".comp").get(stem)) << stem;
+    ++n;
+  }
+  EXPECT_GE(n, 2) << example_kernels();
 }
 
 // ---- Selection, known-failure lists and reports (issue 14) ----

@@ -2,10 +2,13 @@
 // from what the backends use: the op's plan on its own valid edge cases (one sample per distinct
 // sequence of kernels), the tensors of those cases, the built-in kernels' declarations, and the
 // preambles the backends generate. Nothing here is a table that could drift from the code.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <regex>
 
 #include "gpu/embedded.h"
@@ -14,6 +17,7 @@
 #include "gpu/vulkan/accessors.h"
 #include "gpu/vulkan/programs.h"
 #include "gpu/plans/registry.h"
+#include "tools/cli_options.h"
 #include "tools/commands.h"
 #ifdef TS_HAVE_WEBGPU
 #include "gpu/webgpu/accessors.h"
@@ -268,6 +272,20 @@ int cmd_abi(const AbiOptions& o) {
   }
   print_preambles(dtype, defines);
   return 0;
+}
+
+Command add_abi_command(CLI::App& app) {
+  auto a = std::make_shared<AbiOptions>();
+  CLI::App* abi = app.add_subcommand(
+      "abi", wrap("the kernel ABI of an operator: what a file under --kernels DIR must follow. Derived from the "
+                  "op's plan on its valid edge cases (one sample per sequence of kernels, e.g. an operator's naive "
+                  "and tiled implementations): per dispatch the kernel stem, defines, invocations and workgroup (how "
+                  "ts_linear_id() folds the grid), the uniform / push-constant members with the sample's values, the "
+                  "tensors' shapes, dtypes and layouts (TS_INPUT/TS_OUTPUT accessors vs plain arrays) and the "
+                  "built-in kernels' bindings; then the preamble and defines each language gets (gpu/ACCESSORS.md)"));
+  abi->add_option("OP", a->op, "the operator (see touchstone list)")->required()->type_name("");
+  single_option(abi, "--dtype", a->dtype, "T", "the case dtype whose defines and sample are shown (default: the op's first)");
+  return {abi, [a] { return cmd_abi(*a); }};
 }
 
 }  // namespace ts

@@ -40,7 +40,7 @@ std::vector<BackendSlot> open_backends(const BackendOptions& o);
 // unavailable or none is usable, else 0.
 int report_backends(const std::vector<BackendSlot>& slots, const char* none_hint = "");
 
-// "kernels: DIR (rope_half.comp, ...)" when --kernels replaced built-in kernels; nothing otherwise.
+// "kernels: DIR (<kernel>.comp, ...)" when --kernels replaced built-in kernels; nothing otherwise.
 void print_kernels(const KernelDir& kernels);
 // The run's replaced kernels for a JSON report: null, or {"dir", "files": [{"kernel", "file"}]}.
 nlohmann::json kernels_json(const KernelDir& kernels);

@@ -1,8 +1,12 @@
-// The console summary of a check: one row per op/backend/dtype, the coverage of shape classes, then
-// per failing group its smallest failure (shrunk) as a line to paste and a count of the rest.
+// What check prints: while it runs, a line per group when its sweep ends (and off a terminal, a
+// line every few seconds of a long sweep) on stderr; at the end the summary on stdout: one row per
+// op/backend/dtype, the coverage of shape classes, then per failing group its smallest failure
+// (shrunk) as a line to paste and a count of the rest.
+#include <chrono>
 #include <cstdio>
 
 #include "core/contract.h"
+#include "tools/check_pipeline.h"
 #include "tools/check_run.h"
 #include "tools/report_json.h"
 
@@ -126,6 +130,49 @@ void print_summary(const CheckOptions& o, const CheckRun& run, const std::vector
       std::fprintf(stderr, "%s\n", warn.c_str());
     }
   std::fflush(stdout);
+}
+
+namespace {
+
+class ConsoleReporter : public CheckReporter {
+ public:
+  ConsoleReporter(const CheckOptions& o, const std::vector<BackendSlot>& slots, bool live, bool reports)
+      : o_(o), slots_(slots), live_(live), reports_(reports) {}
+
+  void sweep_started(const Sweep&, std::span<const Group>) override { last_ = std::chrono::steady_clock::now(); }
+
+  // Off a terminal the live line is not drawn: a long sweep says how far it got now and then.
+  void case_finished(const CaseRun& c) override {
+    if (o_.quiet || live_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_).count() < kProgressSeconds) return;
+    last_ = now;
+    const std::string label = cat(c.sweep.op().name, "/", dtype_name(c.sweep.dtype()));
+    std::fprintf(stderr, "  %-32s %lld of %lld cases...\n", label.c_str(), (long long)c.k + 1, (long long)c.sweep.size());
+  }
+
+  void sweep_finished(std::span<const Group> groups) override {
+    if (o_.quiet) return;
+    for (const Group& g : groups)
+      if (g.slot->backend)
+        std::fprintf(stderr, "  %-32s %4lld cases  %.2fs\n", g.name.c_str(), g.tally.cases, g.tally.seconds);
+  }
+
+  void run_finished(const FinishedRun& end) override { print_summary(o_, end.run, slots_, reports_); }
+
+ private:
+  static constexpr double kProgressSeconds = 2;
+  const CheckOptions& o_;
+  const std::vector<BackendSlot>& slots_;
+  const bool live_, reports_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+}  // namespace
+
+std::unique_ptr<CheckReporter> console_reporter(const CheckOptions& o, const std::vector<BackendSlot>& slots,
+                                                bool live, bool reports) {
+  return std::make_unique<ConsoleReporter>(o, slots, live, reports);
 }
 
 }  // namespace ts

@@ -1,8 +1,8 @@
 #pragma once
 // What `touchstone check` keeps of a sweep while it runs, and reports at the end: per
-// op/backend/dtype group a tally, its smallest failure (then shrunk), the failing cases shown in
-// the HTML report; the coverage of shape classes; how the run ended. Cases themselves are made,
-// judged and forgotten one at a time (the JSON and JUnit reports stream them to temporary files).
+// op/backend/dtype group a tally, its smallest failure (then shrunk) and the cases the summary
+// shows; the coverage of shape classes; how the run ended. Cases themselves are made, judged and
+// forgotten one at a time (the JSON and JUnit reports stream them to temporary files).
 #include <functional>
 #include <map>
 #include <memory>
@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/linear_regex.h"
 #include "core/op.h"
 #include "tools/backends.h"
 #include "tools/device_profile.h"
@@ -26,6 +27,10 @@ namespace ts {
 // found here, before a backend opens.
 using SweepPlan = std::vector<std::pair<const OpDef*, std::vector<DType>>>;
 SweepPlan sweep_plan(const CheckOptions& o);
+
+// check --match: the pattern a case id must contain a match of; none: every case.
+using Match = std::optional<LinearRegex>;
+Match match_regex(const std::string& pattern);
 
 // Each case shard o.shard/o.shards of the sweep runs, after --match, in sweep order: its position
 // in the whole sweep (the report's `index`), its operator, dtype and id. What `check --list` prints,
@@ -57,14 +62,14 @@ struct Group {
   std::optional<bool> pattern_stale;            // decided when the run saw the whole group
   std::optional<Failure> smallest;              // of the unexpected failures
   std::optional<Failure> smallest_drawn;        // where shrinking starts
-  std::vector<nlohmann::json> shown;            // failing cases with error maps (at most kShownPerGroup)
+  // Failing cases so far: the first kShownPerGroup carry error maps in the reports (tools/check_pipeline.h).
+  long long failures_seen = 0;
   std::vector<std::pair<std::string, const XfailEntry*>> xpassed;  // case ids (at most kShownPerGroup)
   // UNEXPECTED_UNSUPPORTED cases (at most kShownPerGroup): id, the capability, the detail.
   struct Unexpected {
     std::string id, capability, detail;
   };
   std::vector<Unexpected> unexpected;
-  size_t junit = 0;
 
   bool bad() const { return tally.bad() || pattern_stale.value_or(false); }
 };
@@ -86,7 +91,7 @@ struct CheckRun {
   std::optional<DeviceProfile> expect;  // check --expect
 };
 
-// The sweeps of a run, with their first large cases being prepared (check.cpp): cmd_check starts
+// The sweeps of a run, with their first large cases being prepared (tools/check_prepare.h): cmd_check starts
 // them before it opens the backends.
 struct CheckStart;
 struct CheckStartDeleter {

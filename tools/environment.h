@@ -5,7 +5,7 @@
 //
 //   TOUCHSTONE_VALIDATION      0 or 1   the Khronos validation layer (as --validation)
 //   TOUCHSTONE_PROFILE         0 or 1   time per phase on stderr at exit (core/profile.h)
-//   TOUCHSTONE_CORES           1..512   the cores check plans for (tools/check.cpp check_cores)
+//   TOUCHSTONE_CORES           1..512   the cores check plans for (tools/check_prepare.h check_cores)
 //   TOUCHSTONE_KERNELS         a directory, as --kernels
 //   TOUCHSTONE_NODE            the node binary of the Dawn workers (gpu/webgpu/locate.h)
 //   TOUCHSTONE_WEBGPU_DIR      where node_modules/webgpu is (gpu/webgpu/locate.h)

@@ -1,12 +1,15 @@
 // touchstone golden: regenerate, verify, export and inspect golden tensor files.
 #include "tools/golden_cmd.h"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 #include "core/case_rules.h"
 #include "core/layout.h"
@@ -16,6 +19,8 @@
 #include "goldens/verify.h"
 #include "gpu/plans/registry.h"
 #include "tools/backends.h"
+#include "tools/cli_options.h"
+#include "tools/commands.h"
 #include "tools/junit.h"
 #include "tools/shell_quote.h"
 
@@ -72,8 +77,8 @@ std::vector<std::string> manifest_findings(const std::vector<std::string>& files
 
 // --layout: the storage must parse, and each override must name a tensor of some operator (a typo
 // would otherwise go unnoticed). Each golden takes the default and the overrides that name its own
-// tensors (`cos=buffer` is about rope_half's cos, not about sdpa); whether its operator declares
-// the result for every tensor is decided per golden (laid_out_as).
+// tensors (`cos=buffer` is about the operators that have a tensor named cos, not about the others);
+// whether its operator declares the result for every tensor is decided per golden (laid_out_as).
 void check_layout_option(const std::string& layout) {
   const Storage st = Storage::parse(layout);
   for (auto& [tensor, _] : st.overrides) {
@@ -288,6 +293,72 @@ int cmd_golden(const GoldenOptions& o) {
   if (o.sub == "export") return export_case(o, o.args);
   if (o.sub == "show") return show(o.args);
   throw UsageError(cat("unknown golden subcommand '", o.sub, "' (regen, verify, export, show)"));
+}
+
+Command add_golden_command(CLI::App& app) {
+  // One set of values for the four subcommands: only one of them parses.
+  struct Args {
+    std::string id, dir, out, junit, layout;
+    std::vector<std::string> files;
+    bool reference_only = false;
+    BackendArgs backends;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* golden =
+      app.add_subcommand("golden", wrap("golden tensor files (touchstone-golden/1 safetensors; goldens/README.md)"));
+  golden->require_subcommand(1);
+  CLI::App* regen = golden->add_subcommand(
+      "regen", wrap("rewrite the golden set from the references: the smallest valid edge cases, the smallest "
+                    "case of each shape class they miss, and one rejected case per contract rule, per operator "
+                    "and dtype. Deterministic and atomic; MANIFEST.json records each file's sha256 and the hash "
+                    "of the reference sources. Removes only files its previous manifest listed; a second regen "
+                    "of the same DIR at once refuses (lock file DIR/.regen.lock)"));
+  single_option(regen, "--dir", a->dir, "DIR", "the golden directory (default goldens)");
+  CLI::App* verify = golden->add_subcommand(
+      "verify", wrap("per file: the reference still reproduces the expected outputs to float64 precision, "
+                     "every backend matches them within the operator's (or the file's) tolerance, and reject "
+                     "files are rejected by all with the same rule id; prints a file x backend table. A malformed "
+                     "file (or one that is not a regular file) is one MALFORMED row and the run goes on. With a "
+                     "MANIFEST.json, stale goldens (reference sources changed since regen) and hand-edited files "
+                     "fail; a --dir without MANIFEST.json, or left mid-commit by a killed regen, fails (exit 1): "
+                     "name files to verify them without a manifest. Files made by other tools verify the same "
+                     "way. Exit 0 all good, 1 any failure, 2 usage or set-up error"));
+  verify->add_option("FILES", a->files, "golden files (default: every file of --dir)")->type_name("");
+  single_option(verify, "--dir", a->dir, "DIR", "verify every .safetensors file of DIR (default goldens)");
+  flag_option(verify, "--reference-only", a->reference_only, "the reference alone, no backend");
+  single_option(verify, "--layout", a->layout, "STORAGE",
+                "run every golden on the backends in this storage (a case id's storage part, e.g. "
+                "texture3d_c;cos=buffer) instead of its own; goldens stay logical. A golden whose operator does "
+                "not declare it for some tensor is skipped with the reason; none left to run is exit 2");
+  single_option(verify, "--junit", a->junit, "FILE", "write JUnit XML; checked before the run starts");
+  add_backend_options(verify, a->backends);
+  CLI::App* exp = golden->add_subcommand(
+      "export", wrap("one case as a golden file (valid: expected outputs; invalid: expect=reject)"));
+  exp->add_option("CASE_ID", a->id, "the case")->required()->type_name("");
+  single_option(exp, "-o", a->out, "FILE",
+                "where to write (default: the case id with '/' as '-', .safetensors); a new or regular file: links "
+                "and special files are refused");
+  CLI::App* show = golden->add_subcommand(
+      "show", wrap("metadata, and each tensor's dtype, shape, min, max, mean, NaN/Inf counts"));
+  show->add_option("FILES", a->files, "golden files")->required()->type_name("");
+  return {golden, [golden, verify, exp, a] {
+            GoldenOptions o;
+            CLI::App* sub = golden->get_subcommands().at(0);
+            o.sub = sub->get_name();
+            o.args = sub == exp ? std::vector<std::string>{a->id} : a->files;
+            o.dir = a->dir;
+            o.junit = a->junit;
+            o.out = a->out;
+            o.reference_only = a->reference_only;
+            o.layout = a->layout;
+            if (sub == verify) o.backends = backend_options(a->backends, verify);
+            for (const std::string* out : {&o.junit, &o.out})
+              if (!out->empty()) check_output_path(*out);  // before the work, not after it
+            std::vector<NamedFile> in;
+            for (const std::string& f : a->files) in.push_back({"golden file", f});
+            require_distinct({{"--junit", o.junit}, {"-o", o.out}}, o.backends.kernels, in);
+            return cmd_golden(o);
+          }};
 }
 
 }  // namespace ts

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/contract.h"
+#include "tools/check_pipeline.h"
 #include "tools/junit.h"
 #include "tools/report_json.h"
 
@@ -244,5 +245,31 @@ void write_html(const std::string& path, const json& head, const std::vector<jso
   const std::string page = html_report(head, cases);
   write_report(path, [&](std::FILE* f, const std::string& name) { put(f, page, name); });
 }
+
+namespace {
+
+// check --html: the page is drawn at the end, from the JSON head and each group's first failing
+// cases (those the verdicts mark detailed).
+class HtmlCheckReporter : public CheckReporter {
+ public:
+  explicit HtmlCheckReporter(const CheckOptions& o) : path_(o.html), kernels_(o.backends.kernels.dir) {}
+  void sweep_started(const Sweep&, std::span<const Group> groups) override { shown_.resize(shown_.size() + groups.size()); }
+  void result(const CaseVerdict& v) override {
+    if (v.detailed) shown_[v.group_index].push_back(v.json(true, kernels_));
+  }
+  void run_finished(const FinishedRun& end) override {
+    std::vector<nlohmann::json> cases;
+    for (auto& group : shown_) cases.insert(cases.end(), group.begin(), group.end());
+    write_html(path_, end.head(), cases);
+  }
+
+ private:
+  std::string path_, kernels_;
+  std::vector<std::vector<nlohmann::json>> shown_;  // per group of the run
+};
+
+}  // namespace
+
+std::unique_ptr<CheckReporter> html_reporter(const CheckOptions& o) { return std::make_unique<HtmlCheckReporter>(o); }
 
 }  // namespace ts

@@ -6,6 +6,8 @@
 
 #include "core/contract.h"
 #include "goldens/files.h"
+#include "tools/check_pipeline.h"
+#include "tools/report_json.h"
 #include "tools/tally.h"
 
 namespace ts {
@@ -165,5 +167,52 @@ void write_junit(const std::string& path, const std::vector<std::pair<std::strin
   }
   report.finish();
 }
+
+namespace {
+
+// check --junit: a testsuite per group, a testcase per case run.
+class JUnitCheckReporter : public CheckReporter {
+ public:
+  explicit JUnitCheckReporter(const CheckOptions& o)
+      : report_(o.junit, [dir = o.backends.kernels.dir](const CaseResult& r) { return repro_line(r.id, r.backend, dir); }) {
+    report_.mark_started("touchstone check");
+  }
+
+  void sweep_started(const Sweep&, std::span<const Group> groups) override {
+    for (const Group& g : groups) {
+      suites_.push_back(report_.add_group(g.name));
+      if (g.slot->backend) continue;
+      CaseResult r;
+      r.id = "backend unavailable";
+      r.backend = g.slot->name;
+      r.outcome = Outcome::unsupported;
+      r.detail = cat(g.slot->name, " UNAVAILABLE on this machine: ", g.slot->unavailable);
+      report_.add(suites_.back(), r);
+    }
+  }
+
+  void result(const CaseVerdict& v) override { report_.add(suites_[v.group_index], v.r, v.mark, v.listed); }
+
+  void run_finished(const FinishedRun& end) override {
+    const CheckRun& run = end.run;
+    for (size_t i = 0; i < run.groups.size(); ++i) {
+      const Group& g = run.groups[i];
+      if (g.pattern_stale.value_or(false))
+        report_.add_notice(suites_[i], cat("xfail ", g.pattern->entry), "XPASS",
+                           cat("listed as a known failure at ", g.pattern->where, " (", g.pattern->reason, ") but ",
+                               g.name, " ran ", g.tally.cases, " cases without a failure"));
+    }
+    report_.finish(run.state == "complete" ? "" : cat("touchstone check: ", run.stop_reason, ": this report is partial"),
+                   run.state);
+  }
+
+ private:
+  JUnitReport report_;
+  std::vector<size_t> suites_;  // per group of the run
+};
+
+}  // namespace
+
+std::unique_ptr<CheckReporter> junit_reporter(const CheckOptions& o) { return std::make_unique<JUnitCheckReporter>(o); }
 
 }  // namespace ts

@@ -8,7 +8,7 @@
 namespace ts {
 
 struct KernelFile {
-  std::string kernel;  // the Dispatch::kernel stem, e.g. rope_half, sdpa_qk_tiled
+  std::string kernel;  // the Dispatch::kernel stem (`touchstone abi OP` shows an operator's)
   std::string ext;     // ".comp" or ".wgsl"
   std::string path;    // DIR/<kernel><ext>, as messages name it
   std::string text;
@@ -17,7 +17,7 @@ struct KernelFile {
 struct KernelDir {
   std::string dir;                // "" = none given
   std::vector<KernelFile> files;  // sorted by file name
-  // "DIR (rope_half.comp, rope_half.wgsl)"
+  // "DIR (<kernel>.comp, <kernel>.wgsl)"
   std::string describe() const;
 };
 

@@ -1,10 +1,14 @@
 // touchstone list: operators with their rules, backends with device and capabilities, and whether they
 // meet each committed device profile.
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
+#include <memory>
 
 #include "gpu/vulkan/vulkan_backend.h"
 #include "gpu/plans/registry.h"
 #include "tools/backends.h"
+#include "tools/cli_options.h"
 #include "tools/commands.h"
 #include "tools/device_profile.h"
 
@@ -64,6 +68,15 @@ int cmd_list(const ListOptions& o) {
   }
   if (missing) std::fprintf(stderr, "error: a backend named with --backend is UNAVAILABLE on this machine\n");
   return missing ? 2 : 0;
+}
+
+Command add_list_command(CLI::App& app) {
+  CLI::App* list = app.add_subcommand(
+      "list", wrap("operators (inputs, outputs, dtypes, contract rules with their ids) and backends (device "
+                   "name and capabilities, or why UNAVAILABLE)"));
+  auto a = std::make_shared<BackendArgs>();
+  add_backend_options(list, *a);
+  return {list, [list, a] { return cmd_list({backend_options(*a, list)}); }};
 }
 
 }  // namespace ts

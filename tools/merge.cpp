@@ -4,15 +4,19 @@
 // each shard holding exactly the cases its sweep runs there (tools/merge_sweep.h), no case twice.
 // Anything that does not fit is an error naming the files, and nothing is written. The verdict is
 // recomputed from the cases' outcomes: no shard's tallies or statuses are taken on trust.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "core/contract.h"
 #include "goldens/files.h"
 #include "tools/backends.h"
+#include "tools/cli_options.h"
 #include "tools/commands.h"
 #include "tools/html_report.h"
 #include "tools/junit.h"
@@ -297,6 +301,27 @@ int cmd_merge(const MergeOptions& o) {
       std::printf("    smallest: %s\n", g["smallest_failing"].at("case").value("repro", "").c_str());
   }
   return t.at("gate") == "pass" ? 0 : 1;
+}
+
+Command add_merge_command(CLI::App& app) {
+  auto a = std::make_shared<MergeOptions>();
+  CLI::App* merge = app.add_subcommand(
+      "merge", wrap("combine the --json reports of `check --shard I/N` runs (any machines, any backends each) into "
+                    "one report. They must fit: the same sweep (--op, --dtype, --cases, --seed, --match), --xfail list "
+                    "and --kernels, every shard 0..N-1 once per backend that ran, no case twice; otherwise each "
+                    "problem is named and nothing is written (exit 2). Exit 0 when the merged sweep passes, 1 when "
+                    "it has a failure, an XPASS (known-failure patterns are decided here, over every shard) or a "
+                    "shard that stopped early"));
+  merge->add_option("OUT", a->out, "the merged JSON report")->required()->type_name("");
+  merge->add_option("INPUTS", a->inputs, "the shards' JSON reports")->required()->type_name("");
+  single_option(merge, "--junit", a->junit, "FILE", "also write the merged JUnit XML");
+  single_option(merge, "--html", a->html, "FILE", "also write the merged HTML page");
+  return {merge, [a] {
+            std::vector<NamedFile> in;
+            for (const std::string& f : a->inputs) in.push_back({"input", f});
+            require_distinct({{"OUT", a->out}, {"--junit", a->junit}, {"--html", a->html}}, {}, in);
+            return cmd_merge(*a);
+          }};
 }
 
 }  // namespace ts

@@ -1,8 +1,8 @@
 #pragma once
-// What each command was asked to do, as tools/cli.cpp parsed it from the command line (the one
-// definition of every command and option, from which --help is generated). Numbers are already
-// range-checked; names (operators, dtypes, backends) are checked by the command that knows them,
-// before it opens a backend or starts a sweep.
+// What each command was asked to do, as its part of the command line parsed it (add_*_command,
+// tools/commands.h: the one definition of each command and option, from which --help is
+// generated). Numbers are already range-checked; names (operators, dtypes, backends) are checked
+// by the command that knows them, before it opens a backend or starts a sweep.
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "tools/check_pipeline.h"
+
 namespace ts {
 namespace {
 
@@ -46,6 +48,29 @@ void Progress::clear() {
   std::fprintf(stderr, "\r\033[K");
   std::fflush(stderr);
   drawn_ = false;
+}
+
+namespace {
+
+class ProgressReporter : public CheckReporter {
+ public:
+  ProgressReporter(long long total, bool live) : progress_(total, live) {}
+  void case_reached() override { progress_.update(++done_, failing_); }
+  void result(const CaseVerdict& v) override { failing_ += v.fails_run(); }
+  void sweep_finished(std::span<const Group>) override { progress_.clear(); }  // the sweep's lines follow
+  void cases_ended() override { progress_.clear(); }
+
+ private:
+  Progress progress_;
+  long long done_ = 0, failing_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<CheckReporter> progress_reporter(const CheckOptions& o, const SweepPlan& plan, bool live) {
+  long long positions = 0;
+  for (auto& [op, dtypes] : plan) positions += (long long)dtypes.size() * o.cases;
+  return std::make_unique<ProgressReporter>((positions - o.shard + o.shards - 1) / o.shards, live);
 }
 
 }  // namespace ts

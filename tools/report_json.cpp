@@ -8,6 +8,7 @@
 #include "core/contract.h"
 #include "goldens/files.h"
 #include "goldens/json_read.h"
+#include "tools/check_pipeline.h"
 #include "tools/shell_quote.h"
 
 namespace ts {
@@ -207,5 +208,25 @@ json read_report(const std::string& path) {
     throw std::runtime_error(cat(path, " is the placeholder of a run that never finished: ", j.value("note", "")));
   return j;
 }
+
+namespace {
+
+// check --json: the cases stream to the report as they come; the head is written at the end.
+class JsonCheckReporter : public CheckReporter {
+ public:
+  explicit JsonCheckReporter(const CheckOptions& o) : report_(o.json), kernels_(o.backends.kernels.dir) {
+    report_.mark_started("touchstone check");
+  }
+  void result(const CaseVerdict& v) override { report_.add(v.json(v.detailed, kernels_)); }
+  void run_finished(const FinishedRun& end) override { report_.finish(end.head()); }
+
+ private:
+  JsonReport report_;
+  std::string kernels_;
+};
+
+}  // namespace
+
+std::unique_ptr<CheckReporter> json_reporter(const CheckOptions& o) { return std::make_unique<JsonCheckReporter>(o); }
 
 }  // namespace ts

@@ -1,13 +1,19 @@
 // touchstone repro CASE_ID: one case, the whole story.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 
 #include "core/rng.h"
 #include "core/runner.h"
+#include "goldens/files.h"
 #include "gpu/plans/registry.h"
 #include "tools/backends.h"
+#include "tools/cli_options.h"
 #include "tools/commands.h"
+#include "tools/help_examples.h"
 #include "tools/report_json.h"
 #include "tools/shrink.h"
 
@@ -109,6 +115,26 @@ int cmd_repro(const ReproOptions& o) {
                    {"totals", totals}});
   }
   return bad ? 1 : 0;
+}
+
+Command add_repro_command(CLI::App& app) {
+  struct Args {
+    std::string id, json;
+    BackendArgs backends;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* repro = app.add_subcommand(
+      "repro", wrap("rerun one case: outcome, input/output digests, first mismatches, error statistics and where "
+                    "the errors concentrate"));
+  repro->add_option("CASE_ID", a->id, "the case, e.g. " + example_case_id())->required()->type_name("");
+  single_option(repro, "--json", a->json, "FILE", "write the case on every backend as a JSON report (touchstone-report/1)");
+  add_backend_options(repro, a->backends);
+  return {repro, [repro, a] {
+            if (!a->json.empty()) check_output_path(a->json);
+            ReproOptions o{a->id, a->json, backend_options(a->backends, repro)};
+            require_distinct({{"--json", o.json}}, o.backends.kernels);
+            return cmd_repro(o);
+          }};
 }
 
 }  // namespace ts

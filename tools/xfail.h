@@ -6,7 +6,7 @@
 //   <entry>  # <reason>          (the reason is required; '#' lines and blank lines are comments)
 //
 // An entry is
-//  - a case id, `sdpa/S=3,Hq=2,Hkv=1,D=8,pos=5/float16/buffer/seed=1`, optionally followed by a
+//  - a case id, `<op>/<k=v,...>/<dtype>/<storage>/seed=<n>`, optionally followed by a
 //    backend name (the case on that backend alone, else on every backend): the case is XFAIL when it
 //    fails (FAIL, ERROR, UNEXPECTED_REJECT, MISSED_REJECT) and XPASS when it passes (PASS, REJECTED);
 //  - or `op/backend/dtype`, each part a name or `*`: every failing case of the groups it names is
