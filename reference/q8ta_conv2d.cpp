@@ -297,7 +297,6 @@ std::vector<Var> vars() {
   return v;
 }
 
-
 // q8ta_conv2d's shape classes, from the case's vars (defaults as make() takes them).
 const char* const kConvClasses[] = {"depthwise (groups = C_in)", "grouped (1 < groups < C_in)", "strided (stride > 1)",
                                     "dilated (dilation > 1)", "padded with non-zero zero point", "1x1 output",

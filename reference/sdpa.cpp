@@ -98,7 +98,6 @@ std::optional<Violation> validate(const Problem& p) {
   return c.result();
 }
 
-
 Tensors reference(const Problem& p) {
   const Tensor& qt = p.inputs.at("q");
   const int64_t S = qt.shape[1], Hq = qt.shape[2], D = qt.shape[3], Hkv = p.inputs.at("k").shape[2];
@@ -251,7 +250,6 @@ void copy_rows(const Tensor& t, int64_t h, Mat& m) {
   for (int64_t r = 0; r < m.rows(); ++r)
     for (int64_t d = 0; d < D; ++d) m(r, d) = t.get((r * H + h) * D + d);
 }
-
 
 // The caches after step 1: rows input_pos .. input_pos+S-1 replaced by k and v, bit for bit.
 Tensor updated(const Tensor& cache, const Tensor& rows, int64_t pos) {

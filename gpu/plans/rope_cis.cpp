@@ -47,7 +47,6 @@ Floats emulate(const Problem& p, const Floats& in, bool) {
   return {{"out", o}};
 }
 
-
 }  // namespace
 
 OpContract rope_cis_contract();

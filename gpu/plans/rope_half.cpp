@@ -34,7 +34,6 @@ Tolerance tolerance(const Problem& p) {
   return derived_tolerance(p.dtype, {{"out", std::move(bound)}});
 }
 
-
 // out = x*cos + r*sin in float32, r the rotated half (gpu/vulkan/shaders/rope_half.comp).
 Floats emulate(const Problem& p, const Floats& in, bool) {
   const std::vector<float> &x = in.at("x"), &cs = in.at("cos"), &sn = in.at("sin");

@@ -72,7 +72,6 @@ Floats emulate(const Problem& p, const Floats& in, bool) {
           {"xk_out", rotate_pairs(in.at("xk"), p.inputs.at("xk").shape, in.at("freqs_cos"), in.at("freqs_sin"))}};
 }
 
-
 // Flux's RoPE shape (24 heads of 128 over a 28,800-token sequence) at two precisions.
 const std::vector<BenchWorkload> kBench = {
     {"rope_llama f16 B1 S28800 H24 D128", "rope_llama/B=1,S=28800,Hq=24,Hkv=24,D=128/float16/buffer/seed=8",

@@ -82,7 +82,6 @@ Floats emulate(const Problem& p, const Floats& in, bool) {
   return {{"out", o}};
 }
 
-
 }  // namespace
 
 OpContract rope_matrix_contract();
