@@ -388,6 +388,20 @@ TEST(GoldenManifest, TellsAHandEditFromAStaleSet) {
   EXPECT_NE(p[0].find(m.sources.begin()->first + " changed"), std::string::npos) << p[0];
 }
 
+// The manifest hashes the contracts and references (reference/, and the core files that make input
+// data and case ids), never a plan, a kernel or a tolerance model (gpu/): those change no golden.
+TEST(GoldenManifest, HashesContractsAndReferencesAlone) {
+  const std::map<std::string, std::string> sources = reference_sources();
+  ASSERT_FALSE(sources.empty());
+  bool contract = false;
+  for (auto& [path, sha] : sources) {
+    EXPECT_TRUE(path.rfind("reference/", 0) == 0 || path.rfind("core/", 0) == 0) << path;
+    contract |= path == "reference/sdpa.cpp";
+  }
+  EXPECT_TRUE(contract) << "an operator's contract is not hashed";
+  for (const OpDef* op : all_ops()) EXPECT_FALSE(sources.count(cat("gpu/plans/", op->name, ".cpp"))) << op->name;
+}
+
 TEST(GoldenExport, InvalidCaseBecomesARejectGolden) {
   Golden g = golden_from_case(Case::parse("rope_half/B=1,H=2,S=3,D=5/float16/buffer/seed=9"));
   EXPECT_TRUE(g.reject);
