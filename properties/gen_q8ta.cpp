@@ -183,8 +183,8 @@ rc::Gen<Case> gen_q8ta_add(const OpDef&, DType t, bool valid) {
 // q8ta_conv2d: kernels 1x1, 3x3, 5x5, 1x7, 7x1 (sometimes any up to 4x4); strides 1-3, dilations
 // 1-2, paddings 0-3 on each axis independently of the kernel; groups 1, 2 and depthwise (channel
 // multiplier 1 or 2); channels around multiples of 4 (3, 4, 5, 8, 13); spatial sizes from the
-// smallest the window allows (1x1 outputs) up; both packed layouts (sometimes a buffer) on x and
-// out independently; every impl that applies.
+// smallest the window allows (1x1 outputs) up, now and then past 768 output columns; both packed
+// layouts (sometimes a buffer) on x and out independently; every impl that applies.
 rc::Gen<Case> gen_q8ta_conv2d(const OpDef&, DType t, bool valid) {
   return rc::gen::exec([t, valid] {
     Case c{"q8ta_conv2d", {}, t, "buffer", 0};
@@ -215,7 +215,12 @@ rc::Gen<Case> gen_q8ta_conv2d(const OpDef&, DType t, bool valid) {
       const int64_t least = std::max<int64_t>(1, d * (kk - 1) + 1 - 2 * p);
       return least + *weightedOneOf<int64_t>({{1, inRange<int64_t>(0, s)}, {3, inRange<int64_t>(0, 10)}});
     };
-    const int64_t H = extent(k.first, sh, ph, dh), W = extent(k.second, sw, pw, dw);
+    const int64_t H = extent(k.first, sh, ph, dh);
+    int64_t W = extent(k.second, sw, pw, dw);
+    // One case in ten past 768 output columns: over 192 texels of out in every layout, a grid that
+    // folds at kFoldedGridWidth workgroups (Problem::fold_grids) in every impl, as q8ta_linear's and
+    // q8ta_add's wide cases; sized apart from RapidCheck's size.
+    if (gen::one_in(10)) W += sw * *rc::gen::resize(100, inRange<int64_t>(768, 1025));
     c.set("C_in", Ci).set("C_out", Co).set("H", H).set("W", W).set("KH", k.first).set("KW", k.second);
     if (*inRange(0, 5) == 0) c.set("N", 2);
     if (groups != 1) c.set("groups", groups);
