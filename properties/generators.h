@@ -10,7 +10,8 @@ namespace ts {
 // The version of the sweeps' draws, part of their contract: bump it with any change to a generator,
 // to properties/draw.h or to the sweep's keys and sizes (tools/sweep.h) that changes what some
 // (operator, dtype, seed, index) draws; the ids tests/test_sweep.cpp pins then change too. Old ids
-// in CI logs and --xfail files stop naming the sweep's cases.
+// in CI logs and --xfail files stop naming the sweep's cases. Reports record it (their sweep's
+// "draw_version"), and `touchstone merge` refuses reports drawn by another version than its own.
 constexpr int kSweepVersion = 1;
 
 rc::Gen<Case> gen_rope_llama(const OpDef& op, DType, bool valid);
