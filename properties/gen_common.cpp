@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <stdexcept>
 
 #include "core/layout.h"
 #include "core/rng.h"
@@ -35,12 +36,12 @@ std::string storage(const OpDef& op, const Fits& fits) {
   any_layouts.insert(any_layouts.end(), textures.begin(), textures.end());
 
   Storage s;
-  // element(), unlike inRange(), does not scale with RapidCheck's size: the sweep's first (small)
-  // cases get mixed layouts as often as its last. Both shrink towards the first: all buffers.
+  // draw::element, unlike draw::in_range, does not scale with RapidCheck's size: the sweep's first
+  // (small) cases get mixed layouts as often as its last. It shrinks towards the first: all buffers.
   // Half of them mixed: a mixed pattern costs no more compiles than a uniform one, and some of its
   // draws end uniform (a texture too large for the case's shape falls back to a buffer).
-  const int mode = *rc::gen::element(0, 1, 2, 2);
-  if (mode == 1) s.fallback = *rc::gen::elementOf(textures);
+  const int mode = draw::element<int>(0, 1, 2, 2);
+  if (mode == 1) s.fallback = draw::element_of(textures);
   if (mode == 2) {
     // One of kMixedPatterns fixed patterns of this operator, not a fresh combination per case: a
     // backend compiles one program per pattern of storage kinds (which tensors are textures, which
@@ -52,7 +53,7 @@ std::string storage(const OpDef& op, const Fits& fits) {
     // int8 packings): those are read at run time.
     std::vector<uint64_t> indices(kMixedPatterns);
     std::iota(indices.begin(), indices.end(), 0);
-    const uint64_t index = *rc::gen::elementOf(indices);
+    const uint64_t index = draw::element_of(indices);
     uint64_t r = splitmix64(fnv1a64(op.name));
     auto next = [&](size_t n) { return size_t((r = splitmix64(r)) % n); };
     auto kind_of = [](const std::string& l) { return is_texture(layout_from_name(l)); };
@@ -69,16 +70,16 @@ std::string storage(const OpDef& op, const Fits& fits) {
       std::vector<std::string> of_kind;
       for (auto& l : declared[t])
         if (kind_of(l) == texture) of_kind.push_back(l);
-      return *rc::gen::elementOf(of_kind.empty() ? declared[t] : of_kind);
+      return draw::element_of(of_kind.empty() ? declared[t] : of_kind);
     };
     std::vector<std::string> defaults;
     for (auto& l : any_layouts)
       if (kind_of(l) == default_texture) defaults.push_back(l);
-    s.fallback = *rc::gen::elementOf(defaults);
+    s.fallback = draw::element_of(defaults);
     for (auto& t : tensors) {
       const bool texture = flipped.count(t) ? !default_texture : default_texture;
       // Tensors of the default's kind mostly keep the default layout, sometimes another of its kind.
-      if (!flipped.count(t) && *rc::gen::element(0, 1, 2) != 2) continue;
+      if (!flipped.count(t) && draw::element<int>(0, 1, 2) != 2) continue;
       if (std::string l = draw(t, texture); l != s.fallback) s.overrides[t] = l;
     }
     // Mixed means mixed: where every draw landed on the default, a flipped tensor takes another layout.
@@ -88,7 +89,7 @@ std::string storage(const OpDef& op, const Fits& fits) {
         for (auto& l : declared[t])
           if (l != s.fallback) other.push_back(l);
         if (other.empty()) continue;
-        s.overrides[t] = *rc::gen::elementOf(other);
+        s.overrides[t] = draw::element_of(other);
         break;
       }
   }
@@ -111,5 +112,22 @@ std::string storage(const OpDef& op, const Fits& fits) {
   }
   return s.text();
 }
+
+namespace {
+thread_local std::string last_rule;
+}  // namespace
+
+void break_rule(const OpDef& op, const std::vector<Breaker>& ways) {
+  for (const Breaker& w : ways)
+    if (std::none_of(op.rules.begin(), op.rules.end(), [&](const Rule& r) { return r.id == w.rule; }))
+      throw std::logic_error(cat(op.name, "'s generator breaks rule '", w.rule, "', which ", op.name, " does not declare"));
+  if (ways.empty()) throw std::logic_error(cat(op.name, "'s generator names no rule to break"));
+  draw::choose(std::vector<uint64_t>(ways.size(), 1), [&](size_t i) {
+    last_rule = ways[i].rule;
+    ways[i].apply();
+  });
+}
+
+const std::string& last_broken_rule() { return last_rule; }
 
 }  // namespace ts::gen

@@ -15,8 +15,8 @@ namespace ts::test {
 // Runs a property over drawn cases of `gen` against `b` until one does not pass, lets RapidCheck
 // shrink it, and returns the id of the last failing case (the minimal counterexample); empty: never
 // failed in 500 cases. `restorage`, when given, places every drawn case in that storage (a layout
-// bug needs its layout).
-inline std::string shrunk_failure(Backend& b, const rc::Gen<Case>& gen, const std::string& restorage = "") {
+// bug needs its layout); `seed` is RapidCheck's.
+inline std::string shrunk_failure(Backend& b, const rc::Gen<Case>& gen, const std::string& restorage = "", uint64_t seed = 42) {
   std::string last_failing;
   auto property = [&] {
     Case c = *gen;
@@ -27,7 +27,7 @@ inline std::string shrunk_failure(Backend& b, const rc::Gen<Case>& gen, const st
     RC_ASSERT(r.outcome == Outcome::pass);
   };
   rc::detail::TestParams params;
-  params.seed = 42;
+  params.seed = seed;
   params.maxSuccess = 500;
   rc::detail::TestResult result = rc::detail::checkTestable(property, rc::detail::TestMetadata{}, params);
   rc::detail::FailureResult failure;

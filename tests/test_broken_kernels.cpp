@@ -501,7 +501,9 @@ TEST_P(PrecisionBugs, TheDefaultSweepCatchesAWholeRaggedTileStored) {
 
 // The split combine's max leaves out the chunks past the CB * SL it holds at once. The combine's
 // result is the same whatever max it rescales by, until a chunk's exp(m_j - M) overflows: only a
-// context longer than 128 chunks with large logits shows it, and the default sweep draws those.
+// context longer than 128 chunks with logits large enough shows it, and the default sweep draws
+// those. Its float32 cases first, then its other dtypes': the sweep draws a few such contexts per
+// dtype, and whether their explicit scales leave the logits large enough is the draw's luck.
 TEST_P(PrecisionBugs, TheDefaultSweepGivesTheCombineMoreChunksThanItHoldsWithLargeLogits) {
   const bool vk = GetParam() == "vulkan";
   const std::string path = vk ? "gpu/vulkan/shaders/sdpa_split_combine.comp" : "gpu/webgpu/shaders/sdpa_split_combine.wgsl";
@@ -509,9 +511,14 @@ TEST_P(PrecisionBugs, TheDefaultSweepGivesTheCombineMoreChunksThanItHoldsWithLar
   std::string source = test::splice(test::with_bug(path, anchor, "  if (false) {", false), anchor, "  }", true, path);
   auto b = open("sdpa_split_combine", source);
   if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
-  SweepTally s = run_sweep(*b, *find_op("sdpa"), DType::f32);
-  std::printf("[ long ctx ] combine without the late chunks' max on %s: %d failing cases\n", GetParam().c_str(), s.fail);
-  EXPECT_GT(s.fail, 0) << "no split case of the default sweep had more than 128 chunks and large logits";
+  int fail = 0;
+  for (DType t : find_op("sdpa")->dtypes) {
+    SweepTally s = run_sweep(*b, *find_op("sdpa"), t);
+    std::printf("[ long ctx ] combine without the late chunks' max on %s, %s: %d failing cases\n", GetParam().c_str(),
+                dtype_name(t).data(), s.fail);
+    if ((fail += s.fail) > 0) break;
+  }
+  EXPECT_GT(fail, 0) << "no split case of the default sweep had more than 128 chunks and large logits";
 }
 
 // The same sweep over every operator and dtype passes the shipped kernels: the bounds that catch the

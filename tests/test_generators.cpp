@@ -10,6 +10,7 @@
 
 #include "core/case_rules.h"
 #include "core/runner.h"
+#include "properties/draw.h"
 #include "properties/gen_common.h"
 #include "gpu/plans/coverage.h"
 #include "gpu/plans/registry.h"
@@ -171,6 +172,48 @@ TEST(Generators, DefaultSweepReachesEveryCoverageClass) {
     if (int8)
       for (auto& [tensor, layouts] : op->layouts)
         for (auto& l : layouts) EXPECT_GT(seen["layout " + l], 0) << op->name << " " << tensor << " " << l;
+  }
+}
+
+// Each generator breaks the rule it names (gen::break_rule): every invalid case it draws is refused
+// with that rule's id, and every rule of every operator is broken, but the ranks no case id can
+// change (input_rank, except q8ta_add's, whose shape variable sets the rank).
+TEST(Generators, InvalidCasesBreakTheRuleTheyNameAndEveryRuleIsBroken) {
+  for (const OpDef* op : all_ops()) {
+    std::map<std::string, int> broken;
+    for (DType t : op->dtypes)
+      for (uint64_t key = 0; key < 200; ++key) {
+        const Case c = draw_case(*op, t, false, key, int(key % 101));
+        const std::string meant = gen::last_broken_rule();
+        const Expected e = built(*op, c);
+        ASSERT_TRUE(e.violation) << c.id() << " is valid; it was to break " << meant;
+        EXPECT_EQ(e.violation->rule, meant) << c.id() << ": " << e.violation->message;
+        ++broken[meant];
+      }
+    std::string line;
+    for (auto& [rule, n] : broken) line += cat(line.empty() ? "" : ", ", rule, " ", n);
+    std::printf("[ rules    ] %-12s %s\n", op->name.c_str(), line.c_str());
+    for (const Rule& r : op->rules) {
+      if (r.id == "input_rank" && op->name != "q8ta_add") continue;
+      EXPECT_GT(broken[r.id], 0) << op->name << ": no invalid case breaks " << r.id;
+    }
+  }
+}
+
+// A way to break a rule the operator does not declare is the generator's bug, named at once.
+TEST(Generators, BreakingAnUndeclaredRuleIsAnError) {
+  const OpDef& op = *find_op("rope_half");
+  const rc::Gen<Case> gen = draw::exec([&op] {
+    Case c{"rope_half", {}, DType::f32, "buffer", 0};
+    gen::break_rule(op, {{"head_dim_even", [&] { c.set("D", 3); }}, {"no_such_rule", [] {}}});
+    return c;
+  });
+  const draw::Keyed keyed(1);
+  try {
+    gen(rc::Random(), 0).value();
+    FAIL() << "no error";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_rule"), std::string::npos) << e.what();
   }
 }
 

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "core/runner.h"
+#include "properties/draw.h"
 #include "properties/gen_common.h"
 #include "gpu/plans/registry.h"
 #include "tests/backend_fixture.h"
@@ -29,7 +30,7 @@ TEST_P(LayoutProperties, SameCaseInTwoLayoutsGivesTheSameOutputs) {
       const DType t = *rc::gen::elementOf(op->dtypes);
       const Case a = *op->generator(*op, t, true);
       Case b = a;
-      b.storage = gen::storage(*op);
+      b.storage = *draw::exec([op] { return gen::storage(*op); });
       RC_PRE(b.storage != a.storage);
       RC_LOG() << "touchstone repro '" << a.id() << "' --backend " << GetParam() << "\n"
                << "touchstone repro '" << b.id() << "' --backend " << GetParam() << "\n";

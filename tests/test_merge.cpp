@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/contract.h"
+#include "properties/generators.h"
 #include "tools/commands.h"
 #include "tests/test_files.h"
 
@@ -152,6 +153,36 @@ TEST_F(MergeGate, ImpossibleShardsAndSweepsAreErrorsNotCrashes) {
   }
   EXPECT_EQ(cli({"merge", merged, bad + "/s0.json", bad + "/s1.json", bad + "/s2.json"}, &out), 2) << out;
   EXPECT_TRUE(contains(out, "states a sweep that touchstone does not draw: \"cases\" is 0")) << out;
+}
+
+// The case ids of a report are those of the generators that drew them (properties/generators.h
+// kSweepVersion): shards drawn by different versions, or by a version other than merge's own, name
+// other cases at the same indices, and merge refuses them naming both versions.
+TEST_F(MergeGate, ReportsDrawnByAnotherVersionOfTheGeneratorsAreRefused) {
+  ASSERT_EQ(load(1)["sweep"]["draw_version"], kSweepVersion);
+  json other = load(1);
+  other["sweep"]["draw_version"] = kSweepVersion + 1;
+  std::string out;
+  EXPECT_EQ(merge_with(other, &out), 2) << out;
+  EXPECT_TRUE(contains(out, cat("were drawn by different generators (draw_version ", kSweepVersion + 1, " vs ", kSweepVersion, ")")))
+      << out;
+  json none = load(1);
+  none["sweep"].erase("draw_version");
+  EXPECT_EQ(merge_with(none, &out), 2) << out;
+  EXPECT_TRUE(contains(out, cat("(draw_version none (a report from before versioned draws) vs ", kSweepVersion, ")"))) << out;
+
+  // Every shard of one other version: the same sweep, but not the one this touchstone draws.
+  const std::string dir = cat(dir_, "/other"), merged = cat(dir_, "/m.json");
+  fs::create_directories(dir);
+  for (int i = 0; i < 3; ++i) {
+    json r = load(i);
+    r["sweep"]["draw_version"] = kSweepVersion + 1;
+    std::ofstream(cat(dir, "/s", i, ".json")) << r.dump();
+  }
+  EXPECT_EQ(cli({"merge", merged, dir + "/s0.json", dir + "/s1.json", dir + "/s2.json"}, &out), 2) << out;
+  EXPECT_TRUE(contains(out, cat("was drawn with draw_version ", kSweepVersion + 1, " but this touchstone draws with ", kSweepVersion)))
+      << out;
+  EXPECT_FALSE(fs::exists(merged)) << "nothing is written";
 }
 
 // A report nested a million deep is refused by the golden reader's depth limit, not by a crash.

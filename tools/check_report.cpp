@@ -1,5 +1,6 @@
 // The head of check's JSON report (tools/REPORT_SCHEMA.md): everything but the cases.
 #include "core/contract.h"
+#include "properties/generators.h"
 #include "tools/check_run.h"
 #include "tools/report_json.h"
 
@@ -14,7 +15,11 @@ json sweep_json(const CheckOptions& o, const SweepPlan& plan) {
     for (DType t : dtypes) ds.push_back(dtype_name(t));
     p.push_back({{"op", op->name}, {"dtypes", ds}});
   }
-  return {{"plan", p}, {"cases", o.cases}, {"seed", o.seed}, {"match", o.match.empty() ? json() : json(o.match)}};
+  return {{"plan", p},
+          {"cases", o.cases},
+          {"seed", o.seed},
+          {"match", o.match.empty() ? json() : json(o.match)},
+          {"draw_version", kSweepVersion}};
 }
 
 json group_json(const Group& g) {

@@ -1,7 +1,8 @@
 // touchstone merge OUT.json IN.json...: the --json reports of `check --shard i/n` runs (on one or
 // many machines, with one or many backends each) as one report, after checking that they fit:
-// the same sweep and known-failure list, every shard index 0..n-1 present once per backend that ran,
-// each shard holding exactly the cases its sweep runs there (tools/merge_sweep.h), no case twice.
+// the same sweep (drawn by this touchstone's generators: the same draw_version) and known-failure
+// list, every shard index 0..n-1 present once per backend that ran, each shard holding exactly the
+// cases its sweep runs there (tools/merge_sweep.h), no case twice.
 // Anything that does not fit is an error naming the files, and nothing is written. The verdict is
 // recomputed from the cases' outcomes: no shard's tallies or statuses are taken on trust.
 #include <CLI/CLI.hpp>
@@ -15,6 +16,7 @@
 
 #include "core/contract.h"
 #include "goldens/files.h"
+#include "properties/generators.h"
 #include "tools/backends.h"
 #include "tools/cli_options.h"
 #include "tools/commands.h"
@@ -46,6 +48,10 @@ std::string difference(const json& a, const json& b) {
   return "?";
 }
 
+// The version of the draws a report's sweep states (null in a report written before versioned draws).
+json draw_version(const Input& x) { return x.report.at("sweep").value("draw_version", json()); }
+std::string shown(const json& version) { return version.is_null() ? "none (a report from before versioned draws)" : version.dump(); }
+
 std::vector<std::string> fit_problems(const std::vector<Input>& in) {
   std::vector<std::string> problems;
   const Input& ref = in[0];
@@ -53,9 +59,21 @@ std::vector<std::string> fit_problems(const std::vector<Input>& in) {
     if (x.report.at("tool").value("command", "") != "check")
       problems.push_back(cat(x.file, " is a report of `touchstone ", x.report.at("tool").value("command", "?"),
                              "`, not of a check sweep"));
-    if (&x == &ref) continue;
-    if (x.report.at("sweep") != ref.report.at("sweep"))
-      problems.push_back(cat(x.file, " and ", ref.file, " are different sweeps (", difference(x.report["sweep"], ref.report["sweep"]),
+    if (&x == &ref) {
+      // The ids merge draws again must be the ones the shards drew (properties/generators.h).
+      if (draw_version(x) != json(kSweepVersion))
+        problems.push_back(cat(x.file, " was drawn with draw_version ", shown(draw_version(x)), " but this touchstone draws with ",
+                               kSweepVersion, ": its case ids name other cases here; merge with the touchstone that ran the shards"));
+      continue;
+    }
+    if (draw_version(x) != draw_version(ref))
+      problems.push_back(cat(x.file, " and ", ref.file, " were drawn by different generators (draw_version ", shown(draw_version(x)),
+                             " vs ", shown(draw_version(ref)), "): the same index names different cases in them"));
+    json a = x.report.at("sweep"), b = ref.report.at("sweep");
+    a.erase("draw_version");
+    b.erase("draw_version");
+    if (a != b)
+      problems.push_back(cat(x.file, " and ", ref.file, " are different sweeps (", difference(a, b),
                              "): shards must share --op, --dtype, --cases, --seed and --match"));
     if (x.shards != ref.shards)
       problems.push_back(cat(x.file, " is shard ", shard_str(x.shard, x.shards), " but ", ref.file, " is shard ",

@@ -1,8 +1,9 @@
 #pragma once
 // check shrinks what it finds: a failing case drawn from a generator is walked down RapidCheck's
 // shrink tree of that very draw (the same tree a property test shrinks through, properties/), each
-// step taken when the smaller case still fails on the same backend with the same outcome. The result
-// is a case id that reproduces on its own, smaller than the sweep's first failure.
+// step taken when the smaller case (no more input elements, then no longer an id) still fails on the
+// same backend with the same outcome. The result is a case id that reproduces on its own, smaller
+// than the sweep's first failure.
 #include <chrono>
 #include <functional>
 #include <optional>

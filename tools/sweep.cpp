@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/contract.h"
 #include "core/rng.h"
+#include "properties/draw.h"
 
 namespace ts {
 
 rc::Shrinkable<Case> draw_shrinkable(const OpDef& op, DType dtype, const Draw& d) {
+  const draw::Keyed keyed(d.key);  // the draws read the key, not RapidCheck's random state
   return op.generator(op, dtype, d.valid)(rc::Random(d.key), d.size);
 }
 
@@ -32,7 +35,7 @@ std::optional<Draw> Sweep::draw(int64_t k) const {
   const int64_t edges = int64_t(edges_.size());
   if (k < edges) return std::nullopt;
   const int64_t r = k - edges, random = count_ - edges;
-  const uint64_t key = splitmix64(seed_ ^ fnv1a64(op_->name) ^ (uint64_t(dtype_) << 56) ^ splitmix64(uint64_t(r)));
+  const uint64_t key = Stream(seed_, cat(op_->name, "/", dtype_name(dtype_))).bits(uint64_t(r));
   const int size = random > 1 ? int(r * 100 / (random - 1)) : 100;  // grow like RapidCheck: small cases first
   return Draw{r % 5 != 4, key, size};
 }

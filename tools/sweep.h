@@ -1,9 +1,12 @@
 #pragma once
 // The deterministic case sequence of one operator x dtype: the hand-picked edge cases first, then
-// cases drawn from the operator's RapidCheck generators (the same ones the properties use), about
-// one in five of them invalid. Cases are made one at a time, when asked for, so a sweep of ten
-// million cases holds one case at a time. Case k depends only on (op, dtype, count, seed, k): the
-// count enters through the size ramp (small drawn cases first, as RapidCheck grows them).
+// cases drawn from the operator's generators (the same ones the properties use), about one in five
+// of them invalid. Cases are made one at a time, when asked for, so a sweep of ten million cases
+// holds one case at a time. Case k depends only on (op, dtype, count, seed, k) and the draws'
+// version (kSweepVersion, properties/generators.h), never on RapidCheck's: drawn case r (k minus the edge
+// cases) is invalid when r % 5 == 4, has the key Stream(seed, "<op>/<dtype>").bits(r) (core/rng.h;
+// e.g. "sdpa/float16") and the size r * 100 / (drawn - 1), a ramp over the count's drawn cases
+// (small cases first, as RapidCheck grows them; 100 when one is drawn).
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -16,8 +19,8 @@ namespace ts {
 
 constexpr int64_t kDefaultCases = 200;  // touchstone check's cases per operator x dtype
 
-// How a drawn case came out of its generator: the generator (valid or invalid cases), the random
-// state's key and RapidCheck's size.
+// How a drawn case came out of its generator: the generator (valid or invalid cases), its draw key
+// and RapidCheck's size.
 struct Draw {
   bool valid = true;
   uint64_t key = 0;
@@ -46,8 +49,9 @@ class Sweep {
   std::optional<int64_t> large_;
 };
 
-// Draws one case from a generator with a RapidCheck random state derived from `key`; with its
-// shrink tree (RapidCheck's smaller variants of it, for check's shrinking, tools/shrink.h).
+// Draws one case from a generator with draw key `key` (properties/draw.h: the case is a function of
+// the key and the size alone); with its shrink tree (RapidCheck's smaller variants of it, for check's
+// shrinking, tools/shrink.h).
 Case draw_case(const OpDef& op, DType dtype, bool valid, uint64_t key, int size);
 rc::Shrinkable<Case> draw_shrinkable(const OpDef& op, DType dtype, const Draw& d);
 
