@@ -103,6 +103,9 @@ struct Dispatch {
   // consecutive invocations, which must lie in one subgroup: a device whose subgroups are smaller
   // (or that has no subgroup shuffle) is UNSUPPORTED.
   uint32_t subgroup = 0;
+  // The kernel multiplies on cooperative matrices (tensor cores): a backend or device without them
+  // (DeviceLimits::no_coopmat) is UNSUPPORTED, naming the capability `cooperative-matrix`.
+  bool cooperative_matrix = false;
   bool fallback_paths = false;  // the problem's (set by the backend): the backend compiles the fallbacks
   bool fold_grids = false;      // the problem's (set by the backend): the grid folds at kFoldedGridWidth
   bool reverse_lanes = false;   // the problem's (set by the backend): ts_local_index() counts backwards

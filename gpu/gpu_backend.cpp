@@ -298,6 +298,9 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
     if (d.workgroup && d.workgroup > std::min(lim.max_workgroup_size_x, lim.max_invocations))
       return unsupported("", cat(op.name, ": dispatch ", d.kernel, " needs workgroups of ", d.workgroup,
                                  " invocations; the device allows ", std::min(lim.max_workgroup_size_x, lim.max_invocations)));
+    if (d.cooperative_matrix && !lim.no_coopmat.empty())
+      return unsupported("cooperative-matrix", cat(op.name, ": dispatch ", d.kernel, " multiplies on cooperative matrices (tensor cores): ",
+                                                   lim.no_coopmat));
     // "subgroups" also where the device shuffles in subgroups of another size: the kernels' subgroup
     // path is what a device profile that requires subgroups expects to run.
     if (d.subgroup && (lim.subgroup < d.subgroup || lim.subgroup % d.subgroup != 0))

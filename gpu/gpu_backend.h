@@ -31,6 +31,9 @@ struct DeviceLimits {
   // The smallest subgroup a compute kernel may run in, where kernels may shuffle within subgroups
   // (0: they may not). Dispatch::subgroup is checked against it.
   uint32_t subgroup = 0;
+  // Why kernels that multiply on cooperative matrices (tensor cores; Dispatch::cooperative_matrix)
+  // cannot run here, naming what is missing; "" where they can.
+  std::string no_coopmat = "the backend offers no cooperative matrices";
 };
 
 // A host copy of one device buffer or image: [guard][data][guard] for buffer outputs and scratch,

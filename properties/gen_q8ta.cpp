@@ -77,7 +77,8 @@ rc::Gen<Case> gen_q8ta_linear(const OpDef& op, DType t, bool valid) {
     const int64_t K = draw::weighted<int64_t>({{4, [] { return draw::in_range<int64_t>(1, 33); }},
                                                {1, [] { return 16 * draw::in_range<int64_t>(1, 9); }},
                                                {1, [] { return draw::uniform<int64_t>(33, 300); }}});
-    std::string impl = M == 1 ? draw::element<std::string>("auto", "gemv", "tiled") : draw::element<std::string>("auto", "tiled");
+    std::string impl = M == 1 ? draw::element<std::string>("auto", "gemv", "tiled", "coopmat")
+                              : draw::element<std::string>("auto", "tiled", "coopmat");
     c.set("M", M).set("K", K).set("N", N).set("impl", impl);
     if (draw::in_range(0, 3) == 0) c.set("bias", "no");
     if (int64_t zp = zero_point()) c.set("x_zp", zp);

@@ -25,7 +25,9 @@ rc::Gen<Case> gen_sdpa(const OpDef& op, DType t, bool valid) {
       D = 4 * draw::in_range<int64_t>(1, 3);
       S = std::min<int64_t>(S, 4);
     }
-    const std::string impl = draw::element<std::string>("naive", "tiled", "split");
+    // coopmat (float16 tensor cores) where the case may use it; elsewhere the draw is another impl.
+    std::string impl = draw::element<std::string>("naive", "tiled", "split", "coopmat");
+    if (impl == "coopmat" && t != DType::f16) impl = "tiled";
     // A split prefill longer than a chunk (32 keys and up), one split case in five: its early queries
     // see none of the later chunks' keys, whole chunks masked.
     if (impl == "split" && pos < 1000 && draw::one_in(5)) S = draw::uniform<int64_t>(33, 97);
@@ -39,6 +41,7 @@ rc::Gen<Case> gen_sdpa(const OpDef& op, DType t, bool valid) {
       c.set("logit_scale", pos >= 1000 ? draw::in_range<int64_t>(1000, 4000) : draw::in_range<int64_t>(100, 400));
     c.storage = gen::storage(*o);  // q, k, v in any float layout, out buffer or texture3d_w
     if (!valid) {
+      if (impl == "coopmat") c.set("impl", "tiled");  // a broken shape must not break the coopmat rule too
       const int64_t Cmax = c.get("Cmax", pos + S + 4);
       auto more = [] { return draw::in_range<int64_t>(1, 4); };
       gen::break_rule(*o, {
@@ -72,6 +75,11 @@ rc::Gen<Case> gen_sdpa(const OpDef& op, DType t, bool valid) {
            [&] {  // Hq*S*ctx >= 2^32 with the smallest tensors that can reach it (~2^18 elements each)
              pos = 65535 + draw::in_range<int64_t>(0, 16);
              c.set("S", 1).set("Hq", 65536).set("Hkv", 1).set("D", 4).set("pos", pos).set("Cmax", pos + 1);
+           }},
+          {"coopmat_float16_head_dim",
+           [&] {
+             c.set("impl", "coopmat");
+             if (t == DType::f16) c.set("D", 4 * draw::in_range<int64_t>(33, 40));
            }},
           {"dtypes_equal",
            [&] {

@@ -65,9 +65,9 @@ std::optional<Violation> validate(const Problem& p) {
   // Not a listed rule: no case id can break it (like inputs_present), only a golden's params.
   const Params::const_iterator impl = p.params.find("impl");
   const bool known = impl == p.params.end() ||
-                     (impl->is_string() && (*impl == "auto" || *impl == "tiled" || *impl == "gemv"));
+                     (impl->is_string() && (*impl == "auto" || *impl == "tiled" || *impl == "gemv" || *impl == "coopmat"));
   c.require(known, "params_valid", "params.impl (", impl == p.params.end() ? "" : impl->dump(),
-            ") must be \"auto\", \"tiled\" or \"gemv\"");
+            ") must be \"auto\", \"tiled\", \"gemv\" or \"coopmat\"");
   c.require(!(known && impl != p.params.end() && *impl == "gemv" && M > 1), "gemv_requires_m_1",
             "impl=gemv computes one row: M (", M, ") must be 1");
   return c.result();
@@ -167,7 +167,9 @@ std::vector<Var> vars() {
       int_var("M", 0, kMaxDim, "", "rows of x (1: GEMV)"),
       int_var("K", 0, kMaxDim, "", "reduction length"),
       int_var("N", 0, kMaxDim, "", "output channels"),
-      word_var("impl", {"auto", "tiled", "gemv"}, "auto", "tiled: 4x4 output tiles; gemv: M = 1, 64 threads split K; auto: gemv iff M = 1")};
+      word_var("impl", {"auto", "tiled", "gemv", "coopmat"}, "auto",
+               "tiled: 4x4 output tiles; gemv: M = 1, 64 threads split K; coopmat: int8 tensor cores (cooperative "
+               "matrices), 64x64 tiles; auto: gemv iff M = 1")};
   for (Var& a : accumulator_vars(int_var("Kw", 0, kMaxDim, "K", "weight's K"), "N")) v.push_back(std::move(a));
   return v;
 }

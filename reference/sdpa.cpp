@@ -95,6 +95,11 @@ std::optional<Violation> validate(const Problem& p) {
               "*", S, "*", chunks, "*", D, " = ", parts, ") must be below 2^32");
   }
   require_same_dtype(c, p);
+  // Not a kernel's limit but the implementation's definition: it multiplies float16 on tensor cores
+  // and holds a head in shared memory (as gemv_requires_m_1 defines impl=gemv).
+  if (p.params.value("impl", "tiled") == "coopmat")
+    c.require(p.dtype == DType::f16 && D <= 128, "coopmat_float16_head_dim",
+              "impl=coopmat takes float16 heads of at most 128 dims: this case is ", dtype_name(p.dtype), " with D = ", D);
   return c.result();
 }
 
@@ -279,7 +284,8 @@ OpContract sdpa_contract() {
        {"input_pos_nonnegative", "params.input_pos is an integer >= 0"},
        {"cache_capacity", "input_pos + S <= Cmax"},
        {"scratch_fits_32bit", "Hq*S*ctx scores and every tensor below 2^32 elements (32-bit indexing)"},
-       {"dtypes_equal", "every input has the case dtype"}},
+       {"dtypes_equal", "every input has the case dtype"},
+       {"coopmat_float16_head_dim", "impl=coopmat only with float16 and D <= 128"}},
       {DType::f32, DType::f16, DType::bf16},
       make, validate, reference, edge_cases, gen_sdpa, large_case,
       {int_var("S", 0, kMaxDim, "", "query rows (1: decode)"),
@@ -288,8 +294,9 @@ OpContract sdpa_contract() {
        int_var("D", 0, kMaxDim, "", "head dim"),
        int_var("pos", -kMaxPos, kMaxPos, "0", "input_pos: the cache row of the first query (negative: invalid)"),
        int_var("Cmax", 0, kMaxPos, "pos+S+4", "cache rows (the default leaves stale rows past ctx that must not be read)"),
-       word_var("impl", {"naive", "tiled", "split"}, "tiled",
-                "kernels: one element per invocation, shared-memory tiled GEMMs, or split context (flash-decoding)"),
+       word_var("impl", {"naive", "tiled", "split", "coopmat"}, "tiled",
+                "kernels: one element per invocation, shared-memory tiled GEMMs, split context (flash-decoding), or "
+                "flash attention on float16 tensor cores (cooperative matrices; float16 cases)"),
        int_var("scale_milli", -1000000, 1000000, "1000/sqrt(D)", "scale = scale_milli / 1000"),
        int_var("logit_scale", 1, 100000, "1", "q drawn from [-L, L] instead of [-1, 1] (large logits)"),
        // Invalid cases override one shape at a time:

@@ -10,6 +10,8 @@ namespace {
 using namespace q8ta;
 
 constexpr uint32_t kGemvThreads = 64;  // one GEMV workgroup: the threads that split K (SPEC)
+// impl=coopmat (q8ta_linear_coopmat.comp): a workgroup of 4 subgroups of 32 per 64x64 tile of out.
+constexpr uint32_t kCoopmatThreads = 128, kCoopmatTile = 64, kCoopmatSubgroup = 32;
 std::vector<BufferSpec> buffers(const Problem& p) {
   return {{"out", {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]}, DType::i8}};
 }
@@ -34,14 +36,16 @@ double flops(const Problem& p) {
 // bound's derivation above allows it). Without a bias, `bias` binds weight_scales and has_bias = 0:
 // a binding must hold a tensor, and a second program for the bias-free case would double compiles.
 // tiled: one invocation per 4x4 tile of out (rows 4 i.., columns 4 j..), ceil(M/4) * ceil(N/4) of
-// them. gemv (M = 1): one workgroup of 64 invocations per output texel, splitting K.
+// them. gemv (M = 1): one workgroup of 64 invocations per output texel, splitting K. coopmat: one
+// workgroup per 64x64 tile of out, multiplying on int8 cooperative matrices (tensor cores).
 std::vector<Dispatch> plan(const Problem& p) {
   const int64_t M = p.inputs.at("x").shape[0], K = p.inputs.at("x").shape[1], N = p.inputs.at("weight").shape[0];
   const bool bias = p.inputs.count("bias") > 0;
   const std::string impl = p.params.value("impl", "auto");
   const bool gemv = impl == "gemv" || (impl == "auto" && M == 1);
   Dispatch d;
-  d.kernel = gemv ? "q8ta_linear_gemv" : "q8ta_linear_tiled";
+  const bool coopmat = impl == "coopmat";
+  d.kernel = gemv ? "q8ta_linear_gemv" : coopmat ? "q8ta_linear_coopmat" : "q8ta_linear_tiled";
   d.uniforms = {{"M", double(M)},
                 {"K", double(K)},
                 {"N", double(N)},
@@ -51,7 +55,14 @@ std::vector<Dispatch> plan(const Problem& p) {
                 {"inv_out_scale", double(float(1.0 / scale_param(p.params, "output_scale")))},
                 {"has_bias", bias ? 1.0 : 0.0}};
   if (!bias) d.bind["bias"] = "weight_scales";
-  if (gemv) {
+  if (coopmat) {
+    const uint64_t tiles = uint64_t((M + kCoopmatTile - 1) / kCoopmatTile) * uint64_t((N + kCoopmatTile - 1) / kCoopmatTile);
+    d.workgroup = kCoopmatThreads;
+    d.subgroup = kCoopmatSubgroup;
+    d.cooperative_matrix = true;
+    d.invocations = tiles * kCoopmatThreads;
+    d.rows = M, d.cols = N, d.tile_rows = kCoopmatTile, d.tile_cols = kCoopmatTile;
+  } else if (gemv) {
     d.workgroup = kGemvThreads;
     d.invocations = out_texels(p, "out", {M, N}) * kGemvThreads;
   } else {

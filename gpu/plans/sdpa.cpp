@@ -1,11 +1,12 @@
-// sdpa's plan: the three implementations (naive, tiled, split) as dispatches, the tolerance of their
-// float32 arithmetic, and its emulation.
+// sdpa's plan: the four implementations (naive, tiled, split, coopmat) as dispatches, the tolerance
+// of their arithmetic, and its emulation.
 #include "gpu/plans/sdpa.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
+#include "core/half.h"
 #include "core/runner.h"
 #include "gpu/plans/common.h"
 #include "gpu/plans/emulate.h"
@@ -47,6 +48,12 @@ constexpr int64_t kDecodeShared = 512;     // = its DCHUNK: the weights' shared 
 constexpr int64_t kDecodeMaxChunk = 256;
 constexpr int64_t kDecodeWave = 352;       // workgroups a wave (split_geometry)
 constexpr int64_t kDecodeOneWaveChunk = 192;  // the longest chunk a one-wave grid takes
+
+// impl=coopmat (flash attention on float16 tensor cores, sdpa_flash_coopmat.comp): a workgroup of 4
+// subgroups of 32 per kCoopmatRows query rows of one kv head, after sdpa_update_cache.
+constexpr uint32_t kCoopmatWg = 128;      // = its WG
+constexpr uint64_t kCoopmatRows = 64;     // = its BR
+constexpr uint32_t kCoopmatSubgroup = 32;
 
 struct SplitGeometry {
   bool decode = false;  // sdpa_decode_partial (else sdpa_split_partial)
@@ -113,7 +120,9 @@ std::vector<BufferSpec> buffers(const Problem& p) {
   std::vector<BufferSpec> v = {{"out", q, p.dtype},
                                {"k_cache", p.inputs.at("k_cache").shape, p.dtype, R::output, "k_cache"},
                                {"v_cache", p.inputs.at("v_cache").shape, p.dtype, R::output, "v_cache"}};
-  if (p.params.value("impl", "tiled") == "split") {
+  const std::string impl = p.params.value("impl", "tiled");
+  if (impl == "coopmat") return v;  // no scratch: scores and weights live in shared memory
+  if (impl == "split") {
     const int64_t chunks = split_geometry(q[1], q[2], p.inputs.at("k").shape[2], q[3], ctx).chunks;
     v.push_back({"part_o", {q[1] * q[2], chunks, q[3]}, DType::f32, R::scratch});
     v.push_back({"part_ml", {q[1] * q[2], chunks, 2}, DType::f32, R::scratch});
@@ -157,8 +166,8 @@ std::vector<Dispatch> plan(const Problem& p) {
   const uint64_t S = uint64_t(q[1]), Hq = uint64_t(q[2]), D4 = uint64_t(q[3]) / 4;
   const uint64_t Hkv = uint64_t(p.inputs.at("k").shape[2]), pos = uint64_t(input_pos(p)), ctx = pos + S;
   const std::string impl = p.params.value("impl", "tiled");
-  if (impl != "naive" && impl != "tiled" && impl != "split")
-    throw std::invalid_argument(cat("sdpa: impl '", impl, "' is not naive, tiled or split"));
+  if (impl != "naive" && impl != "tiled" && impl != "split" && impl != "coopmat")
+    throw std::invalid_argument(cat("sdpa: impl '", impl, "' is not naive, tiled, split or coopmat"));
   const std::map<std::string, double> shape = {{"S", double(S)},   {"Hq", double(Hq)},   {"Hkv", double(Hkv)},
                                                {"D4", double(D4)}, {"pos", double(pos)}, {"ctx", double(ctx)},
                                                {"scale", scale_of(p)}};
@@ -190,6 +199,17 @@ std::vector<Dispatch> plan(const Problem& p) {
     return v;
   }
   v.push_back(dispatch("sdpa_update_cache", S * Hkv * D4));
+  if (impl == "coopmat") {
+    const uint64_t rtiles = div_up(S * (Hq / Hkv), kCoopmatRows);
+    Dispatch f = dispatch("sdpa_flash_coopmat", rtiles * Hkv * kCoopmatWg);
+    f.uniforms.erase("n");
+    f.uniforms["rtiles"] = double(rtiles);
+    f.workgroup = kCoopmatWg;
+    f.subgroup = kCoopmatSubgroup;
+    f.cooperative_matrix = true;
+    v.push_back(std::move(f));
+    return v;
+  }
   // A workgroup's tile: kTiledRows query rows (s*G + g) of one kv head.
   const uint64_t rtiles = div_up(S * (Hq / Hkv), kTiledRows);
   auto tiled = [&](std::string kernel, uint64_t workgroups, std::vector<std::string> defines = {}) {
@@ -270,12 +290,31 @@ std::vector<Dispatch> plan(const Problem& p) {
 //    by a_j and chunks - 1 additions: gamma(k + chunks - 1) replaces gamma(ctx - 1); a term of the
 //    numerator one more rounding (its product by v): gamma(k + chunks) replaces gamma(ctx).
 //  - The reciprocal and the final product are as before.
+// impl=coopmat (sdpa_flash_coopmat.comp) computes the single softmax on float16 tensor cores: weights
+// e_c = exp(s_c - M) (one exp: a first pass finds M, nothing is rescaled), out_d = (sum_c e'_c v_cd) *
+// (1 / L), L = sum_c e_c. What changes, and only that:
+//  - Every operation's unit roundoff is 2^-23 (kUnitTensorCore): tensor cores may truncate their
+//    float32 sums instead of rounding to nearest; the float32 exps, sums and products are covered too.
+//  - The products e v need a float16 weight: e'_c = e_hi + e_lo, e_hi = float16(e), e_lo =
+//    float16(e - e_hi) (the difference is exact). In any rounding, with float16 subnormals preserved,
+//    |e'_c - e_c| <= 2^-20 e_c + 2^-24, so out moves by at most 2^-20 sum_c p_c |v_cd| (1 + rho-slack:
+//    written 2^-19 times the bound's sum_c p_c (1 + r_c) |v_cd|) plus n 2^-24 max|v_cd| / L, L >= 1/2.
+//  - The weighted sum has 2n terms (e_hi v and e_lo v): gamma(2 ctx) replaces gamma(ctx).
 // tests/test_tolerance_rounding.cpp emulates this arithmetic under every rounding direction.
 // The float16 / bfloat16 store and the reference's own rounding are added by derived_tolerance.
 // `u`: the unit roundoff of every operation (kUnitF32 here; sdpa_error_bound lets a foreign kernel
 // that computes in another precision state its bound with the same derivation). A gamma whose n u
 // reaches 1 bounds nothing: the bound is then infinite.
-Tensor error_bound(const Problem& p, double u, bool split) {
+enum class Arithmetic { single, split, coopmat };
+constexpr double kUnitTensorCore = 0x1p-23;
+
+Arithmetic arithmetic_of(const Problem& p) {
+  const std::string impl = p.params.value("impl", "tiled");
+  return impl == "split" ? Arithmetic::split : impl == "coopmat" ? Arithmetic::coopmat : Arithmetic::single;
+}
+
+Tensor error_bound(const Problem& p, double u, Arithmetic arith) {
+  const bool split = arith == Arithmetic::split, coop = arith == Arithmetic::coopmat;
   auto gamma = [u](double n) { return n * u < 1 ? n * u / (1 - n * u) : INFINITY; };
   const Tensor& qt = p.inputs.at("q");
   const int64_t S = qt.shape[1], Hq = qt.shape[2], D = qt.shape[3], Hkv = p.inputs.at("k").shape[2];
@@ -286,7 +325,7 @@ Tensor error_bound(const Problem& p, double u, bool split) {
   const SplitGeometry geo = split ? split_geometry(S, Hq, Hkv, D, ctx) : SplitGeometry{};
   const double k_split = double(std::min(geo.chunk, ctx) + geo.chunks);
   const double g_dot = gamma(double(D + 2));
-  const double g_av = gamma(split ? k_split : double(ctx)), g_sum = gamma(split ? k_split - 1 : double(ctx - 1));
+  const double g_av = gamma(split ? k_split : coop ? 2.0 * double(ctx) : double(ctx)), g_sum = gamma(split ? k_split - 1 : double(ctx - 1));
   const double exp_ulps = split ? 6 : 3;  // the exps' (3 + 2|t|)-ulp errors along one weight, |t| aside
   Tensor bound(DType::f64, qt.shape);
   double* E = reinterpret_cast<double*>(bound.bytes.data());
@@ -321,7 +360,9 @@ Tensor error_bound(const Problem& p, double u, bool split) {
         for (int64_t d = 0; d < D; ++d) {
           const double derived = rbar < 1 && std::isfinite(c1) ? (t1[d] + c1 * t2[d]) / (1 - rbar) : INFINITY;
           const double hull = Vn.col(d).maxCoeff() - Vn.col(d).minCoeff() + c1 * Va.topRows(n).col(d).maxCoeff();
-          E[row + d] = std::isfinite(c1) ? std::min(derived, hull) + double(ctx - n) * 0x1p-46 * vabs_all[d] : INFINITY;
+          // The float16 split of the weights (impl=coopmat): relative 2^-20 and 2^-24 absolute each.
+          const double halves = coop ? 0x1p-19 * t2[d] + double(n) * 0x1p-23 * Va.topRows(n).col(d).maxCoeff() : 0.0;
+          E[row + d] = std::isfinite(c1) ? std::min(derived, hull) + halves + double(ctx - n) * 0x1p-46 * vabs_all[d] : INFINITY;
         }
       }
   }
@@ -329,7 +370,8 @@ Tensor error_bound(const Problem& p, double u, bool split) {
 }
 
 Tolerance tolerance(const Problem& p) {
-  return derived_tolerance(p.dtype, {{"out", error_bound(p, kUnitF32, p.params.value("impl", "tiled") == "split")}});
+  const Arithmetic a = arithmetic_of(p);
+  return derived_tolerance(p.dtype, {{"out", error_bound(p, a == Arithmetic::coopmat ? kUnitTensorCore : kUnitF32, a)}});
 }
 
 // Coverage of the split partials: the causal mask inside each (S > 1: keys to hide; a chunk none
@@ -460,7 +502,47 @@ std::vector<float> sdpa_split(const Problem& p, const Floats& in, const std::vec
   return o;
 }
 
-// The kernels' float32 arithmetic: naive's and tiled's scores, softmax and AV, or split's (above).
+// sdpa impl=coopmat (sdpa_flash_coopmat.comp): scores as tiled's (the tensor cores' summation order
+// is theirs: emulated in order), M the max, e = exp(s - M); l adds each row's keys in two strided
+// halves (keys c with c % 32 < 16, and the rest; each in key order), then the halves; the weighted sum
+// adds e_hi v and e_lo v (e_hi = float16(e), e_lo = float16(e - e_hi)) in key order; out = sum * (1 / l).
+std::vector<float> sdpa_coopmat(const Problem& p, const Floats& in, const std::vector<float>& K,
+                                const std::vector<float>& V, float scale, bool up) {
+  const std::vector<float>& q = in.at("q");
+  const int64_t S = p.inputs.at("q").shape[1], Hq = p.inputs.at("q").shape[2], D = p.inputs.at("q").shape[3];
+  const int64_t Hkv = p.inputs.at("k").shape[2], pos = p.params.at("input_pos").get<int64_t>();
+  auto f16 = [](float v) { return f16_to_f32(f32_to_f16(v)); };
+  std::vector<float> o(q.size());
+  for (int64_t h = 0; h < Hq; ++h)
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t kvh = h / (Hq / Hkv), n = pos + s + 1, row = s * Hq + h;
+      std::vector<float> e(static_cast<size_t>(n));
+      for (int64_t c = 0; c < n; ++c) {
+        float acc = 0.0f;
+        for (int64_t d = 0; d < D; ++d) acc += q[size_t(row * D + d)] * K[size_t((c * Hkv + kvh) * D + d)];
+        e[size_t(c)] = scale * acc;
+      }
+      const float m = *std::max_element(e.begin(), e.end());
+      float l0 = 0.0f, l1 = 0.0f;
+      for (int64_t c = 0; c < n; ++c) {
+        e[size_t(c)] = push(float(std::exp(double(e[size_t(c)] - m))), 2 + 2 * std::fabs(e[size_t(c)] - m), up);
+        (c % 32 < 16 ? l0 : l1) += e[size_t(c)];
+      }
+      const float inv = push(1.0f / (l0 + l1), 1, up);
+      for (int64_t d = 0; d < D; ++d) {
+        float acc = 0.0f;
+        for (int64_t c = 0; c < n; ++c) {
+          const float hi = f16(e[size_t(c)]), lo = f16(e[size_t(c)] - hi), v = V[size_t((c * Hkv + kvh) * D + d)];
+          acc += hi * v;
+          acc += lo * v;
+        }
+        o[size_t(row * D + d)] = acc * inv;
+      }
+    }
+  return o;
+}
+
+// The kernels' float32 arithmetic: naive's and tiled's scores, softmax and AV, split's or coopmat's (above).
 Floats emulate(const Problem& p, const Floats& in, bool up) {
   auto shape = [&](const char* name) -> const Shape& { return p.inputs.at(name).shape; };
   const std::vector<float>& q = in.at("q");
@@ -472,6 +554,7 @@ Floats emulate(const Problem& p, const Floats& in, bool up) {
   std::copy(in.at("k").begin(), in.at("k").end(), K.begin() + pos * Hkv * D);
   std::copy(in.at("v").begin(), in.at("v").end(), V.begin() + pos * Hkv * D);
   if (p.params.value("impl", "tiled") == "split") return {{"out", sdpa_split(p, in, K, V, scale, up)}};
+  if (p.params.value("impl", "tiled") == "coopmat") return {{"out", sdpa_coopmat(p, in, K, V, scale, up)}};
   std::vector<float> o(q.size()), w(static_cast<size_t>(ctx));
   for (int64_t h = 0; h < Hq; ++h)
     for (int64_t s = 0; s < S; ++s) {
@@ -524,6 +607,6 @@ const OpDef& sdpa_op() {
   return op;
 }
 
-Tensor sdpa_error_bound(const Problem& p, double unit_roundoff) { return error_bound(p, unit_roundoff, false); }
+Tensor sdpa_error_bound(const Problem& p, double unit_roundoff) { return error_bound(p, unit_roundoff, Arithmetic::single); }
 
 }  // namespace ts

@@ -13,6 +13,8 @@
 
 namespace ts::vk {
 
+const char* const kCoopmatShapes[2] = {"16x16x16:f16*f16+f32=f32", "16x16x32:s8*s8+s32=s32"};
+
 namespace {
 
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
@@ -61,6 +63,38 @@ bool usable(const Adapter& a) {
   return a.props.apiVersion >= VK_API_VERSION_1_2 && a.queue_family != UINT32_MAX;
 }
 
+const char* component_name(VkComponentTypeNV t) {
+  switch (t) {
+    case VK_COMPONENT_TYPE_FLOAT16_NV: return "f16";
+    case VK_COMPONENT_TYPE_FLOAT32_NV: return "f32";
+    case VK_COMPONENT_TYPE_FLOAT64_NV: return "f64";
+    case VK_COMPONENT_TYPE_SINT8_NV: return "s8";
+    case VK_COMPONENT_TYPE_SINT16_NV: return "s16";
+    case VK_COMPONENT_TYPE_SINT32_NV: return "s32";
+    case VK_COMPONENT_TYPE_SINT64_NV: return "s64";
+    case VK_COMPONENT_TYPE_UINT8_NV: return "u8";
+    case VK_COMPONENT_TYPE_UINT16_NV: return "u16";
+    case VK_COMPONENT_TYPE_UINT32_NV: return "u32";
+    case VK_COMPONENT_TYPE_UINT64_NV: return "u64";
+    default: return "?";
+  }
+}
+
+// Subgroup-scope shapes only: the kernels cooperate within one subgroup.
+std::vector<std::string> coopmat_shapes(VkPhysicalDevice pd) {
+  if (!vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) return {};
+  uint32_t n = 0;
+  vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, nullptr);
+  std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, props.data());
+  std::vector<std::string> shapes;
+  for (const auto& p : props)
+    if (p.scope == VK_SCOPE_SUBGROUP_NV)
+      shapes.push_back(cat(p.MSize, "x", p.NSize, "x", p.KSize, ":", component_name(p.AType), "*",
+                           component_name(p.BType), "+", component_name(p.CType), "=", component_name(p.DType)));
+  return shapes;
+}
+
 Adapter describe(VkPhysicalDevice pd) {
   Adapter a;
   a.handle = pd;
@@ -91,9 +125,13 @@ Adapter describe(VkPhysicalDevice pd) {
   vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, nullptr);
   std::vector<VkExtensionProperties> exts(n_ext);
   vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, exts.data());
-  const bool has_exec = std::any_of(exts.begin(), exts.end(), [](const VkExtensionProperties& e) {
-    return std::string_view(e.extensionName) == VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
-  });
+  auto has_ext = [&](std::string_view name) {
+    return std::any_of(exts.begin(), exts.end(), [&](const VkExtensionProperties& e) { return name == e.extensionName; });
+  };
+  const bool has_exec = has_ext(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  const bool has_coopmat = has_ext(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  a.features.coopmat_khr_ext = has_ext("VK_KHR_cooperative_matrix");
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
 
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fexec{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
@@ -103,7 +141,13 @@ Adapter describe(VkPhysicalDevice pd) {
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
   if (a.props.apiVersion >= VK_API_VERSION_1_3) f12.pNext = &f13;
   if (has_exec) fexec.pNext = f2.pNext, f2.pNext = &fexec;
+  if (has_coopmat) fcoop.pNext = f2.pNext, f2.pNext = &fcoop;
   vkGetPhysicalDeviceFeatures2(pd, &f2);
+  if (has_coopmat && fcoop.cooperativeMatrix) a.features.coopmat_shapes = coopmat_shapes(pd);
+  a.features.coopmat_nv = std::all_of(std::begin(kCoopmatShapes), std::end(kCoopmatShapes), [&](const char* k) {
+    const auto& all = a.features.coopmat_shapes;
+    return std::find(all.begin(), all.end(), k) != all.end();
+  });
   a.features.exec_stats = has_exec && fexec.pipelineExecutableInfo;
   Features& f = a.features;
   f.storage16 = f11.storageBuffer16BitAccess;
@@ -114,6 +158,8 @@ Adapter describe(VkPhysicalDevice pd) {
   f.int_dot = f13.shaderIntegerDotProduct;
   f.float64 = f2.features.shaderFloat64;
   f.int64 = f2.features.shaderInt64;
+  f.memory_model = f12.vulkanMemoryModel;
+  f.coopmat_nv = f.coopmat_nv && f.memory_model;  // the kernels' SPIR-V declares both
   if (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) f.subgroup_ops = p11.subgroupSupportedOperations;
   return a;
 }
@@ -217,6 +263,12 @@ const KnownCapability kKnown[] = {
      TS_FEATURE(int_dot), "int8-dot-product"},
     {SpvCapabilityDotProductInput4x8BitPacked, "DotProductInput4x8BitPacked", "shaderIntegerDotProduct",
      TS_FEATURE(int_dot), "int8-dot-product"},
+    // glslang declares it for GL_NV_cooperative_matrix (SPV_NV_cooperative_matrix requires the model).
+    {SpvCapabilityVulkanMemoryModel, "VulkanMemoryModel", "vulkanMemoryModel", TS_FEATURE(memory_model),
+     "vulkan-memory-model"},
+    {SpvCapabilityCooperativeMatrixNV, "CooperativeMatrixNV",
+     "VK_NV_cooperative_matrix with shapes 16x16x16 f16*f16+f32 and 16x16x32 s8*s8+s32", TS_FEATURE(coopmat_nv),
+     "cooperative-matrix"},
     {SpvCapabilityGroupNonUniform, "GroupNonUniform", "subgroup basic ops",
      TS_SUBGROUP(VK_SUBGROUP_FEATURE_BASIC_BIT), "subgroups"},
     {SpvCapabilityGroupNonUniformVote, "GroupNonUniformVote", "subgroup vote",
@@ -336,6 +388,7 @@ Device::Device(Adapter a) : adapter(std::move(a)) {
   f12.shaderFloat16 = want.float16;
   f12.shaderInt8 = want.int8;
   f12.storageBuffer8BitAccess = want.storage8;
+  f12.vulkanMemoryModel = want.memory_model;
   if (adapter.props.apiVersion >= VK_API_VERSION_1_3) f12.pNext = &f13;
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
   f11.storageBuffer16BitAccess = want.storage16;
@@ -353,8 +406,15 @@ Device::Device(Adapter a) : adapter(std::move(a)) {
   VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2};
   ci.queueCreateInfoCount = 1;
   ci.pQueueCreateInfos = &queue_ci;
-  ci.enabledExtensionCount = want.exec_stats ? 1 : 0;
-  ci.ppEnabledExtensionNames = &exec_ext;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+                                                    f2.pNext};
+  fcoop.cooperativeMatrix = VK_TRUE;
+  if (want.coopmat_nv) f2.pNext = &fcoop;
+  std::vector<const char*> exts;
+  if (want.exec_stats) exts.push_back(exec_ext);
+  if (want.coopmat_nv) exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  ci.enabledExtensionCount = uint32_t(exts.size());
+  ci.ppEnabledExtensionNames = exts.data();
   check(vkCreateDevice(adapter.handle, &ci, nullptr, &handle), "vkCreateDevice");
   volkLoadDeviceTable(&fn, handle);
   fn.vkGetDeviceQueue(handle, adapter.queue_family, 0, &queue);

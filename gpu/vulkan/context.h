@@ -46,11 +46,22 @@ struct Features {
   bool rte16 = false;      // shaderRoundingModeRTEFloat16 (a property, Vulkan 1.2)
   bool float64 = false;    // shaderFloat64
   bool int64 = false;      // shaderInt64
+  bool memory_model = false;  // vulkanMemoryModel (Vulkan 1.2): the cooperative-matrix kernels' SPIR-V declares it
   VkSubgroupFeatureFlags subgroup_ops = 0;  // in compute shaders
   // VK_KHR_pipeline_executable_properties' pipelineExecutableInfo: the driver reports what it
   // compiled (registers, spills, sizes), which bench shows beside the times.
   bool exec_stats = false;
+  // VK_NV_cooperative_matrix (glslang 12 compiles GL_NV_cooperative_matrix, not the KHR form): the
+  // feature, and the shapes the driver lists ("16x16x16:f16*f16+f32=f32": M x N x K, A*B+C=D types).
+  bool coopmat_nv = false;
+  std::vector<std::string> coopmat_shapes;
+  // Present when the device offers them: what `list` shows, so a device without the NV form says so.
+  bool coopmat_khr_ext = false;
 };
+
+// The cooperative-matrix shapes the Touchstone kernels use (gpu/vulkan/shaders/*_coopmat.comp):
+// a device that lists cooperative matrices but not these is treated as having none.
+extern const char* const kCoopmatShapes[2];
 
 // A physical device and everything the backend needs to know about it.
 struct Adapter {

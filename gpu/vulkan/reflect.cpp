@@ -106,6 +106,37 @@ uint64_t workgroup_bytes(const std::vector<uint32_t>& spirv) {
   return total;
 }
 
+// What SPIRV-Cross is shown of a kernel that multiplies on cooperative matrices: Debian's
+// SPIRV-Cross cannot parse SPV_NV_cooperative_matrix (neither its types nor its instructions), and
+// reflection needs neither: only the module's capabilities, types, decorations and global variables,
+// all of which come before the first function. Kept: those, each cooperative-matrix type recast as
+// a 4-vector of its component type (same id, so what refers to it still parses), and the entry
+// point with an empty body. Other modules pass unchanged.
+std::vector<uint32_t> reflection_view(const std::vector<uint32_t>& spirv) {
+  bool coopmat = false;
+  for (size_t i = 5; i < spirv.size() && (spirv[i] >> 16);) {
+    if ((spirv[i] & 0xFFFF) == SpvOpCapability && spirv[i + 1] == SpvCapabilityCooperativeMatrixNV) coopmat = true;
+    i += spirv[i] >> 16;
+  }
+  if (!coopmat) return spirv;
+  std::vector<uint32_t> out(spirv.begin(), spirv.begin() + 5);
+  for (size_t i = 5; i < spirv.size();) {
+    const uint32_t words = spirv[i] >> 16, op = spirv[i] & 0xFFFF;
+    if (words == 0 || i + words > spirv.size()) break;
+    const uint32_t* w = &spirv[i];
+    if (op == SpvOpFunction) {
+      const uint32_t label = out[3]++;  // a fresh id: the bound grows by one
+      out.insert(out.end(), w, w + words);
+      out.insert(out.end(), {(2u << 16) | SpvOpLabel, label, (1u << 16) | SpvOpReturn, (1u << 16) | SpvOpFunctionEnd});
+      break;  // glslang emits the entry point first; reflection needs no function body
+    }
+    if (op == SpvOpTypeCooperativeMatrixNV) out.insert(out.end(), {(4u << 16) | SpvOpTypeVector, w[1], w[2], 4u});
+    else out.insert(out.end(), w, w + words);
+    i += words;
+  }
+  return out;
+}
+
 }  // namespace
 
 Reflection reflect(const std::vector<uint32_t>& spirv, const std::string& kernel) {
@@ -114,7 +145,8 @@ Reflection reflect(const std::vector<uint32_t>& spirv, const std::string& kernel
   Context owner(raw, spvc_context_destroy);  // owns every object made from it
   Reflector r{raw, nullptr, nullptr, kernel};
   spvc_parsed_ir ir = nullptr;
-  r.check(spvc_context_parse_spirv(raw, spirv.data(), spirv.size(), &ir), "parsing SPIR-V");
+  const std::vector<uint32_t> view = reflection_view(spirv);
+  r.check(spvc_context_parse_spirv(raw, view.data(), view.size(), &ir), "parsing SPIR-V");
   r.check(spvc_context_create_compiler(raw, SPVC_BACKEND_NONE, ir, SPVC_CAPTURE_MODE_TAKE_OWNERSHIP, &r.compiler),
           "reflection");
   r.check(spvc_compiler_create_shader_resources(r.compiler, &r.resources), "reflection");

@@ -450,6 +450,11 @@ std::unique_ptr<VulkanBackend> VulkanBackend::create(const VulkanOptions& option
     lim.max_image_3d = l.maxImageDimension3D;
     lim.int_dot = s->adapter.features.int_dot && options.int_dot;
     if (s->adapter.features.subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) lim.subgroup = s->adapter.subgroup_size;
+    if (s->adapter.features.coopmat_nv) lim.no_coopmat.clear();
+    else
+      lim.no_coopmat = cat(s->adapter.props.deviceName, " has no VK_NV_cooperative_matrix with the shapes ",
+                           vk::kCoopmatShapes[0], " and ", vk::kCoopmatShapes[1],
+                           s->adapter.features.coopmat_shapes.empty() ? "" : " (it lists others)");
     s->programs.f16_rte = s->adapter.features.rte16;
     s->current();
     return std::unique_ptr<VulkanBackend>(new VulkanBackend(std::move(s)));
@@ -534,6 +539,10 @@ DeviceInfo VulkanBackend::info() const {
   add(s_->instance->validation(), "validation");
   // bench --kernel-stats: the driver's own account of each compiled kernel.
   add(f.exec_stats, "kernel-statistics");
+  // The tensor-core kernels (impl=coopmat) need it; the shapes are what the driver lists.
+  add(f.coopmat_nv, "cooperative-matrix");
+  for (const std::string& shape : f.coopmat_shapes) add(true, cat("coopmat-shape=", shape));
+  add(f.coopmat_khr_ext && !f.coopmat_nv, "cooperative-matrix-khr-only");
   return i;
 }
 

@@ -1,0 +1,79 @@
+// The tensor-core implementations (impl=coopmat: q8ta_linear's int8 GEMM, sdpa's float16 flash
+// attention). They run only where the device has cooperative matrices (an NVIDIA GPU, ci/gpu); here
+// they must still compile and reflect (lavapipe never builds them otherwise, so a kernel broken for
+// the GPU would go unseen), and every backend without them must say UNSUPPORTED, naming the
+// capability, before any allocation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <spirv_cross/spirv.h>
+
+#include "core/runner.h"
+#include "gpu/kernel_source.h"
+#include "gpu/plans/registry.h"
+#include "gpu/vulkan/programs.h"
+#include "tests/backend_fixture.h"
+
+namespace ts {
+namespace {
+
+struct CoopmatKernel {
+  const char* id;      // a case of the impl, the kernel's plan
+  const char* kernel;  // its cooperative-matrix dispatch
+};
+const CoopmatKernel kKernels[] = {
+    {"q8ta_linear/M=5,K=70,N=9,impl=coopmat/int8/buffer/seed=2", "q8ta_linear_coopmat"},
+    {"sdpa/S=3,Hq=4,Hkv=2,D=20,pos=5,impl=coopmat/float16/buffer/seed=2", "sdpa_flash_coopmat"},
+};
+
+// Each compiles with glslang 12 (GL_NV_cooperative_matrix), reflects (Debian's SPIRV-Cross does not
+// parse the cooperative-matrix instructions: gpu/vulkan/reflect.cpp shows it a view without them)
+// and declares the capability the device check looks for.
+TEST(Coopmat, KernelsCompileAndReflectWithoutADevice) {
+  KernelSources sources(".comp");
+  vk::Programs programs;
+  programs.sources = &sources;
+  for (const CoopmatKernel& k : kKernels) {
+    const Case c = parse_case(k.id);
+    const Problem p = prepare(c).problem;
+    const OpDef& op = named_op(c.op);
+    std::vector<Dispatch> plan = op.plan(p);
+    auto d = std::find_if(plan.begin(), plan.end(), [&](const Dispatch& x) { return x.kernel == k.kernel; });
+    ASSERT_NE(d, plan.end()) << k.id << " plans no " << k.kernel;
+    EXPECT_TRUE(d->cooperative_matrix) << k.kernel;
+    const vk::Program* prog = nullptr;
+    ASSERT_NO_THROW(prog = &programs.get(*d, c.dtype, [&](const vk::AccessorDecl& decl, const std::string&) {
+      const std::string name = decl.name.back() == '_' ? decl.name.substr(0, decl.name.size() - 1) : decl.name;
+      DType t = p.inputs.count(name) ? p.inputs.at(name).dtype : c.dtype;
+      return vk::TensorForm{Layout::buffer, t};
+    })) << k.kernel;
+    const auto& caps = prog->reflection.capabilities;
+    EXPECT_NE(std::find(caps.begin(), caps.end(), SpvCapabilityCooperativeMatrixNV), caps.end()) << k.kernel;
+    EXPECT_GE(prog->reflection.buffers.size(), 3u) << k.kernel;
+  }
+}
+
+class CoopmatBackends : public test::BackendTest {};
+
+// Where the backend has no cooperative matrices the case is UNSUPPORTED with the capability named;
+// where it has them, the case runs and passes.
+TEST_P(CoopmatBackends, UnsupportedNamesTheCapabilityElsePasses) {
+  const auto caps = backend().info().capabilities;
+  const bool has = std::find(caps.begin(), caps.end(), "cooperative-matrix") != caps.end();
+  for (const CoopmatKernel& k : kKernels) {
+    CaseResult r = judge(prepare(parse_case(k.id)), backend());
+    if (has) {
+      EXPECT_EQ(r.outcome, Outcome::pass) << k.id << ": " << r.detail;
+    } else {
+      EXPECT_EQ(r.outcome, Outcome::unsupported) << k.id << ": " << r.detail;
+      EXPECT_EQ(r.capability, "cooperative-matrix") << k.id << ": " << r.detail;
+      EXPECT_NE(r.detail.find("cooperative matri"), std::string::npos) << r.detail;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, CoopmatBackends, ::testing::Values("vulkan", "webgpu"));
+
+}  // namespace
+}  // namespace ts
