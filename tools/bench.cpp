@@ -13,6 +13,7 @@
 #include "goldens/files.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/plans/registry.h"
+#include "tools/device_peaks.h"
 #include "tools/backends.h"
 #include "tools/bench.h"
 #include "tools/commands.h"
@@ -245,10 +246,21 @@ int cmd_bench(const BenchOptions& o) {
       if (c.backend == backend && c.timing.status == RunOutput::Status::ok) return &c;
     return nullptr;
   };
-  std::printf("\n%-52s %-7s %-7s %-8s %10s %10s %9s %7s %12s %8s  %s\n", "workload", "impl", "backend", "dtype",
-              "us median", "us min", "GB/s", "% copy", "GFLOP|GOP/s", "speedup", "verdict");
+  // The device's datasheet peaks, by the first backend whose device name is known (all run one device).
+  std::optional<DevicePeaks> peaks;
+  for (const BackendSlot& s : slots)
+    if (s.backend && !peaks) peaks = device_peaks(s.backend->info().name);
+  auto pct_peak = [&](const Row& r) -> std::optional<double> {
+    const double peak = peaks && r.ops && r.timed ? peak_for(*peaks, *parse_dtype(r.dtype)) : 0;
+    if (peak <= 0) return std::nullopt;
+    return 100.0 * *r.ops / r.timing.median / peak;
+  };
+  if (peaks) std::printf("\n%% peak: of %s's datasheet rate for the row's dtype (%s)\n", peaks->device.c_str(), peaks->source.c_str());
+  std::printf("\n%-52s %-7s %-7s %-8s %10s %10s %9s %7s %12s %7s %8s  %s\n", "workload", "impl", "backend", "dtype",
+              "us median", "us min", "GB/s", "% copy", "GFLOP|GOP/s", "% peak", "speedup", "verdict");
   for (const Row& r : rows) {
-    std::string med = "-", mn = "-", gbps = "-", pct = "-", gops = "-", speed = "-";
+    std::string med = "-", mn = "-", gbps = "-", pct = "-", gops = "-", speed = "-", peak = "-";
+    if (auto pp = pct_peak(r)) peak = fixed(*pp, 1);
     if (r.timed) {
       med = us(r.timing.median);
       mn = us(r.timing.min);
@@ -260,9 +272,9 @@ int cmd_bench(const BenchOptions& o) {
       if (r.ops) gops = cat(fixed(*r.ops / r.timing.median / 1e9, 1), r.integer ? " GOP" : " GF");
       if (r.speedup) speed = cat(fixed(*r.speedup, 2), "x");
     }
-    std::printf("%-52s %-7s %-7s %-8s %10s %10s %9s %7s %12s %8s  %s\n", r.workload.c_str(),
+    std::printf("%-52s %-7s %-7s %-8s %10s %10s %9s %7s %12s %7s %8s  %s\n", r.workload.c_str(),
                 r.impl.empty() ? "-" : r.impl.c_str(), r.backend.c_str(), r.dtype.c_str(), med.c_str(), mn.c_str(),
-                gbps.c_str(), pct.c_str(), gops.c_str(), speed.c_str(), std::string(outcome_name(r.outcome)).c_str());
+                gbps.c_str(), pct.c_str(), gops.c_str(), peak.c_str(), speed.c_str(), std::string(outcome_name(r.outcome)).c_str());
     if (!r.detail.empty()) std::printf("    %s: %s\n", r.id.c_str(), r.detail.c_str());
     if (o.kernel_stats && r.timed) {
       for (const KernelStatistics& k : r.timing.kernels) {
@@ -327,6 +339,7 @@ int cmd_bench(const BenchOptions& o) {
                        {"ops", opt(r.ops)},
                        {"ops_unit", r.ops ? nlohmann::json(r.integer ? "GOP/s" : "GFLOP/s") : nlohmann::json(nullptr)},
                        {"gops", opt(gops)},
+                       {"pct_of_peak", opt(pct_peak(r))},
                        {"speedup", opt(r.speedup)},
                        {"kernel_statistics", std::move(kernels)}});
     }

@@ -7,6 +7,7 @@
 
 #include "gpu/vulkan/vulkan_backend.h"
 #include "gpu/plans/registry.h"
+#include "tools/device_peaks.h"
 #include "tools/backends.h"
 #include "tools/cli_options.h"
 #include "tools/commands.h"
@@ -47,6 +48,9 @@ int cmd_list(const ListOptions& o) {
     DeviceInfo info = s.backend->info();
     std::printf("\n  %s: %s\n", s.name.c_str(), info.name.c_str());
     for (auto& c : info.capabilities) std::printf("    %s\n", c.c_str());
+    if (auto peaks = device_peaks(info.name))
+      std::printf("    peak: %.1f TFLOP/s float16 tensor, %.1f TOP/s int8 tensor, %.1f TFLOP/s float32 (%s; bench's %% peak)\n",
+                  peaks->f16_tensor / 1e12, peaks->int8_tensor / 1e12, peaks->f32 / 1e12, peaks->source.c_str());
     // What --device can pick: Vulkan devices, and for WebGPU Dawn's adapter on the same device.
     std::string why;
     std::printf("    devices (--device INDEX or a name substring%s):\n",
