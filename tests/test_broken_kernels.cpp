@@ -324,9 +324,9 @@ const std::vector<PrecisionBug>& precision_bugs() {
       {"rms_norm_drops_eps", "rms_norm", "rms_norm", {DType::f32, DType::f16, DType::bf16},
        {{"@marker rstd", "  rs = inversesqrt(red[0] * pc.inv_h);"}},
        {{"@marker rstd", "  rs = inverseSqrt(red[0] * pc.inv_h);"}}},
-      // The tensor-core GEMM forgets the first staged word of each weight row in the zero-point sum.
+      // The tensor-core GEMM stages the first K stage with a weight word lost (16 rows of a tile).
       {"q8ta_coopmat_drops_a_weight_word", "q8ta_linear", "q8ta_linear_coopmat", {DType::i8},
-       {{"@marker wsum", "    if (k0 == 0u) wsum -= byte_sum(rw[0]);", false}}, {}, "cooperative-matrix"},
+       {{"@marker stage_w", "      if (k0 == 0u && p == 0u) sw[fr * RW + fc].x = 0u;"}}, {}, "cooperative-matrix"},
       // The flash kernel weighs float16-rounded scores (large logits show it).
       {"sdpa_coopmat_scores_in_float16", "sdpa", "sdpa_flash_coopmat", {DType::f16},
        {{"@marker weight", "      e = c0 + 16u * half_ + i < n ? exp(float(float16_t(pc.scale * ss[at + i])) - m) : 0.0;"}}, {},

@@ -3,11 +3,14 @@
 // accumulators: exact) minus x_zp * sum_k weight[n,k] (x - x_zp does not fit a byte). Both terms are
 // exact in int32 (|acc| < 2^31: the operator's k_range), so the result is the tiled kernel's bit for bit.
 // A workgroup of 4 subgroups (Dispatch::subgroup = 32) owns a 64x64 tile of out; subgroup s owns the
-// 32x32 quarter (s / 2, s % 2), four 16x16 accumulators. K runs in stages of BK bytes: each invocation
-// fetches its share of the stage's x rows and weight rows through the layout accessors (any int8
-// layout; bytes past K or past M / N are 0, which adds nothing) into registers while the subgroups
-// multiply the previous stage from shared memory. The zero-point sums of the weight rows come from the
-// same fetches. The epilogue stores by texel as q8ta_gemm_tile.glsl does: a texel whose lane 0 lies in
+// 32x32 quarter (s / 2, s % 2), four 16x16 accumulators. K runs in stages of BK bytes: the invocations
+// fetch the stage's x rows and weight rows in 16-byte chunks (8 invocations a row: a subgroup reads 4
+// whole rows at once) into registers while the subgroups multiply the previous stage from shared
+// memory. Chunks come straight from buffers where x and weight are buffers and K % 16 == 0, else
+// word by word through the layout accessors (any int8 layout); bytes past K or past M / N are 0,
+// which adds nothing. The zero-point sums of the weight rows are a product too: subgroups 0 and 1
+// (all 64 columns) multiply a matrix of ones by each weight fragment. The epilogue stores by texel
+// as q8ta_gemm_tile.glsl does: a texel whose lane 0 lies in
 // the tile is this workgroup's, whole; a lane outside the tile (a buffer word running into the next
 // row) is accumulated on its own, and all-padding words after it are stored as 0.
 #extension GL_NV_cooperative_matrix : enable
@@ -30,35 +33,43 @@ uvec2 gemm_out_mn(uint f) { return uvec2(f / pc.N, f % pc.N); }
 const uint WG = 128u;   // = Dispatch::workgroup: 4 subgroups of 32
 const uint BT = 64u;    // the workgroup's tile of out: BT x BT
 const uint BK = 128u;   // bytes of K per stage
-const uint RW = BK / 16u + 1u;  // a staged row in uvec4, one of padding against bank conflicts
-const uint WORDS = BK / 4u / 2u;  // words of one row an invocation fetches per stage (2 per row)
+const uint CH = BK / 16u;       // 16-byte chunks of a staged row
+const uint RW = CH + 1u;        // a staged row in uvec4, one of padding against bank conflicts
+const uint RPASS = WG / CH;     // rows fetched per pass of the workgroup
+const uint PASSES = BT / RPASS; // passes a stage, per tile
 
 shared uvec4 sx[BT * RW];  // the stage's x rows,      [m][k]
 shared uvec4 sw[BT * RW];  // the stage's weight rows, [n][k]
 shared int sacc[BT * BT];  // the tile's accumulators, [m][n]
-shared int swsum[2u * BT]; // per-invocation weight row sums, combined in the epilogue
+shared int swsum[16u * BT];// the weight rows' sums (16 equal rows of the ones product), [.][n]
 
-// Word `kw` of row `r` (flat offset `ro` = r * K) from k0: 4 bytes, each past K (or the row past
-// `rows`) 0. The whole-word fetch where the word lies in the row, byte by byte at the row's end.
-uint fetch_x(uint r, uint k) {
-  if (r >= pc.M || k >= pc.K) return 0u;
+// Bytes k .. k+15 of row r of x (rows past M, bytes past K: 0). `fast`: both tensors are buffers and
+// K % 16 == 0, so the chunk is one 16-byte load.
+uvec4 fetch_x(uint r, uint k, bool fast) {
+  if (r >= pc.M || k >= pc.K) return uvec4(0u);
   uint o = r * pc.K + k;
-  if (k + 4u <= pc.K) return x_packed4(o);
-  uint w = 0u;
-  for (uint j = 0u; k + j < pc.K; ++j) w |= (uint(x_at(o + j)) & 0xFFu) << (8u * j);
-  return w;
+  if (fast) return x_chunk(o >> 4);
+  uvec4 v = uvec4(0u);
+  for (uint j = 0u; j < 4u; ++j) {
+    uint kj = k + 4u * j;
+    if (kj + 4u <= pc.K) v[j] = x_packed4(o + 4u * j);
+    else
+      for (uint b = 0u; kj + b < pc.K; ++b) v[j] |= (uint(x_at(o + 4u * j + b)) & 0xFFu) << (8u * b);
+  }
+  return v;
 }
-uint fetch_w(uint r, uint k) {
-  if (r >= pc.N || k >= pc.K) return 0u;
+uvec4 fetch_w(uint r, uint k, bool fast) {
+  if (r >= pc.N || k >= pc.K) return uvec4(0u);
   uint o = r * pc.K + k;
-  if (k + 4u <= pc.K) return weight_packed4(o);
-  uint w = 0u;
-  for (uint j = 0u; k + j < pc.K; ++j) w |= (uint(weight_at(o + j)) & 0xFFu) << (8u * j);
-  return w;
-}
-int byte_sum(uint w) {
-  int v = int(w);
-  return bitfieldExtract(v, 0, 8) + bitfieldExtract(v, 8, 8) + bitfieldExtract(v, 16, 8) + bitfieldExtract(v, 24, 8);
+  if (fast) return weight_chunk(o >> 4);
+  uvec4 v = uvec4(0u);
+  for (uint j = 0u; j < 4u; ++j) {
+    uint kj = k + 4u * j;
+    if (kj + 4u <= pc.K) v[j] = weight_packed4(o + 4u * j);
+    else
+      for (uint b = 0u; kj + b < pc.K; ++b) v[j] |= (uint(weight_at(o + 4u * j + b)) & 0xFFu) << (8u * b);
+  }
+  return v;
 }
 
 void main() {
@@ -67,44 +78,50 @@ void main() {
   if (g >= ((pc.M + BT - 1u) / BT) * tiles_n) return;  // a folded grid's spare workgroups: all of them leave
   uint m0 = BT * (g / tiles_n), n0 = BT * (g % tiles_n);
   uint l = ts_local_index();
-  // Invocation l fetches row l / 2 of both tiles, words (l % 2) * WORDS .. + WORDS of each stage.
-  uint fr = l / 2u, fw = (l % 2u) * WORDS;
+  bool fast = x_is_buffer && weight_is_buffer && pc.K % 16u == 0u;
+  // Invocation l fetches chunk l % CH of rows l / CH + RPASS * p.
+  uint fr = l / CH, fc = l % CH;
   uint s = gl_SubgroupID, sm = 32u * (s / 2u), sn = 32u * (s % 2u);
+  bool sums = s < 2u;  // subgroups 0 and 1 cover every column: they also sum the weight rows
 
-  icoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2];
-  for (uint i = 0u; i < 2u; ++i)
+  icoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2], accw[2];
+  for (uint i = 0u; i < 2u; ++i) {
+    accw[i] = icoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0);
     for (uint j = 0u; j < 2u; ++j) acc[i][j] = icoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0);
-  uint rx[WORDS], rw[WORDS];
-  int wsum = 0;
-  for (uint q = 0u; q < WORDS; ++q) {
-    rx[q] = fetch_x(m0 + fr, 4u * (fw + q));
-    rw[q] = fetch_w(n0 + fr, 4u * (fw + q));
+  }
+  const icoopmatNV<8, gl_ScopeSubgroup, 16, 32> ones = icoopmatNV<8, gl_ScopeSubgroup, 16, 32>(int8_t(1));
+  uvec4 rx[PASSES], rw[PASSES];
+  for (uint p = 0u; p < PASSES; ++p) {
+    rx[p] = fetch_x(m0 + fr + RPASS * p, 16u * fc, fast);
+    rw[p] = fetch_w(n0 + fr + RPASS * p, 16u * fc, fast);
   }
   for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
     barrier();  // every subgroup is done reading the previous stage
-    for (uint q = 0u; q < WORDS; q += 4u) {
-      sx[fr * RW + (fw + q) / 4u] = uvec4(rx[q], rx[q + 1u], rx[q + 2u], rx[q + 3u]);
-      sw[fr * RW + (fw + q) / 4u] = uvec4(rw[q], rw[q + 1u], rw[q + 2u], rw[q + 3u]);
+    for (uint p = 0u; p < PASSES; ++p) {
+      sx[(fr + RPASS * p) * RW + fc] = rx[p];
+      sw[(fr + RPASS * p) * RW + fc] = rw[p];  // @marker stage_w
     }
-    for (uint q = 0u; q < WORDS; ++q) wsum += byte_sum(rw[q]);  // @marker wsum
     barrier();
     if (k0 + BK < pc.K)
-      for (uint q = 0u; q < WORDS; ++q) {
-        rx[q] = fetch_x(m0 + fr, k0 + BK + 4u * (fw + q));
-        rw[q] = fetch_w(n0 + fr, k0 + BK + 4u * (fw + q));
+      for (uint p = 0u; p < PASSES; ++p) {
+        rx[p] = fetch_x(m0 + fr + RPASS * p, k0 + BK + 16u * fc, fast);
+        rw[p] = fetch_w(n0 + fr + RPASS * p, k0 + BK + 16u * fc, fast);
       }
-    for (uint kk = 0u; kk < BK / 16u; kk += 2u) {  // 32 bytes of K per multiply
+    for (uint kk = 0u; kk < CH; kk += 2u) {  // 32 bytes of K per multiply
       icoopmatNV<8, gl_ScopeSubgroup, 16, 32> a[2];
       icoopmatNV<8, gl_ScopeSubgroup, 32, 16> b[2];
       for (uint i = 0u; i < 2u; ++i) coopMatLoadNV(a[i], sx, (sm + 16u * i) * RW + kk, RW, false);
       for (uint j = 0u; j < 2u; ++j) coopMatLoadNV(b[j], sw, (sn + 16u * j) * RW + kk, RW, true);
       for (uint i = 0u; i < 2u; ++i)
         for (uint j = 0u; j < 2u; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+      if (sums)
+        for (uint j = 0u; j < 2u; ++j) accw[j] = coopMatMulAddNV(ones, b[j], accw[j]);
     }
   }
   for (uint i = 0u; i < 2u; ++i)
     for (uint j = 0u; j < 2u; ++j) coopMatStoreNV(acc[i][j], sacc, (sm + 16u * i) * BT + sn + 16u * j, BT, false);
-  swsum[l] = wsum;
+  if (sums)
+    for (uint j = 0u; j < 2u; ++j) coopMatStoreNV(accw[j], swsum, sn + 16u * j, BT, false);
   barrier();
 
   uint texels = out_texels();
@@ -119,12 +136,10 @@ void main() {
       if (f == TS_PADDING) continue;
       uvec2 mn = gemm_out_mn(f);
       int a;
-      if (mn.x >= m0 && mn.x < m0 + BT && mn.y >= n0 && mn.y < n0 + BT) {
-        uint cn = mn.y - n0;
-        a = sacc[(mn.x - m0) * BT + cn] - pc.x_zp * (swsum[2u * cn] + swsum[2u * cn + 1u]);
-      } else {
+      if (mn.x >= m0 && mn.x < m0 + BT && mn.y >= n0 && mn.y < n0 + BT)
+        a = sacc[(mn.x - m0) * BT + mn.y - n0] - pc.x_zp * swsum[mn.y - n0];
+      else
         a = accumulate(mn.x * pc.K, mn.y * pc.K);
-      }
       v[j] = requantize(a, mn.y);
     }
     out_store(t, v);
