@@ -196,9 +196,9 @@ class GpuBackend : public Backend {
 
 // The accessors' view of every tensor bound through TS_INPUT / TS_OUTPUT (gpu/ACCESSORS.md): entry b
 // is {W, H, C, N} of the tensor at binding b (zero where no such tensor), and entry kLayoutMeta + b
-// is {layout, 0, 0, 0} (core/layout.h's Layout): a texture's packing and an int8 tensor's layout are
-// read at run time in both languages, so one program serves every layout of a storage kind. One
-// buffer per dispatch.
+// is {layout, 0, 0, 0} (core/layout.h's Layout): a texture's packing and an int8 tensor's packed
+// layout are read at run time in both languages, so one program serves every layout of a storage
+// kind (buffer, image, packed int8). One buffer per dispatch.
 constexpr uint32_t kMetaBinding = 16;  // where ts_meta binds
 constexpr uint32_t kLayoutMeta = 16;   // the first layout entry
 constexpr uint32_t kLaneMeta = kLayoutMeta + kMetaBinding;  // .x: what ts_local_index() XORs in

@@ -516,6 +516,47 @@ TEST_P(PrecisionBugs, TheDefaultSweepCatchesAWholeRaggedTileStored) {
   EXPECT_EQ(f.misplaced, 0) << "a case without a ragged tile failed: the bug is in the ragged tile only";
 }
 
+// The int8 kernels' buffer fast paths (gpu/ACCESSORS.md), each broken on its own: q8ta_add's never
+// stores the last word of a whole 16-byte chunk, the GEMV's never adds the last 16-byte chunk of a
+// weight row. The default sweep runs each where it can show, q8ta_add with a, b and out all buffers
+// and 16 elements or more, the GEMV with K % 16 == 0 (weight is always a buffer; both int8 paths),
+// and catches each there alone: the sweep reaches the fast paths.
+TEST_P(PrecisionBugs, TheDefaultSweepReachesTheInt8FastPaths) {
+  const bool vk = GetParam() == "vulkan";
+  struct FastBug {
+    const char* kernel;
+    const char* op;
+    std::string source;
+    std::function<bool(const Case&)> shows;
+  };
+  const OpDef& add = *find_op("q8ta_add");
+  const FastBug bugs[] = {
+      {"q8ta_add", "q8ta_add",
+       test::splice(shipped_text(GetParam(), "q8ta_add"), vk ? "out_store_chunk(t, uvec4(" : "out_store_chunk(t, vec4<u32>(",
+                    "      if (t < 0xFFFFFFFFu) { out_store_word(4u * t, add_word(x.x, y.x)); out_store_word(4u * t + 1u, "
+                    "add_word(x.y, y.y)); out_store_word(4u * t + 2u, add_word(x.z, y.z)); return; }  // BUG: no last word",
+                    false),
+       [&](const Case& c) {
+         const Problem p = make_problem(add, c);
+         return p.layout("a") == Layout::buffer && p.layout("b") == Layout::buffer && p.layout("out") == Layout::buffer &&
+                p.inputs.at("a").numel() >= 16;
+       }},
+      {"q8ta_linear_gemv", "q8ta_linear",
+       test::splice(shipped_text(GetParam(), "q8ta_linear_gemv"),
+                    vk ? "for (uint c = l; c < KC; c += WG) {" : "for (var c = l; c < KC; c += WG) {",
+                    "    if (c == KC - 1u) { break; }  // BUG: a row's last chunk never added", true),
+       [](const Case& c) { return c.get("M") == 1 && c.word("impl", "auto") != "tiled" && c.get("K") % 16 == 0; }}};
+  for (const FastBug& bug : bugs) {
+    auto b = open(bug.kernel, bug.source);
+    if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
+    const SweepFailures f = sweep_failures(*b, *find_op(bug.op), DType::i8, bug.shows);
+    std::printf("[ fast path] %-16s broken on %s: %d failing cases, first %s\n", bug.kernel, GetParam().c_str(), f.fail,
+                f.first.c_str());
+    EXPECT_GT(f.fail, 0) << bug.kernel << ": the default sweep never ran its fast path on " << GetParam();
+    EXPECT_EQ(f.misplaced, 0) << bug.kernel << ": a case off the fast path failed: the bug is in the fast path only";
+  }
+}
+
 // The split combine's max leaves out the chunks past the CB * SL it holds at once. The combine's
 // result is the same whatever max it rescales by, until a chunk's exp(m_j - M) overflows: only a
 // context longer than 128 chunks with logits large enough shows it, and the default sweep draws

@@ -91,8 +91,12 @@ TEST(Generators, SweepCasesAreCanonicalDeclaredAndOftenMixed) {
         if (k < edges) continue;
         ++drawn;
         storages.insert(c.storage);
-        std::string kinds;  // which tensors are textures: what a backend compiles a program per
-        for (auto& name : tensors_of(*op)) kinds += is_texture(layout_from_name(Storage::parse(c.storage).of(name))) ? 'T' : 'B';
+        // Which tensors are textures, packed int8 or buffers: what a backend compiles a program per.
+        std::string kinds;
+        for (auto& name : tensors_of(*op)) {
+          const Layout l = layout_from_name(Storage::parse(c.storage).of(name));
+          kinds += is_texture(l) ? 'T' : is_packed_int8(l) ? 'P' : 'B';
+        }
         patterns.insert(kinds);
         const std::set<std::string> ls = layouts_of(*op, c.storage);
         if (ls.size() > 1) ++mixed;
@@ -111,10 +115,11 @@ TEST(Generators, SweepCasesAreCanonicalDeclaredAndOftenMixed) {
       // 2.3 deviations below, did.
       EXPECT_GE(all_buffer * (is_float(t) ? 10 : 20), drawn) << what;
       if (uniform_possible) EXPECT_GE(one_texture * 8, drawn) << what;
-      // A backend compiles a program per pattern of storage kinds (a layout within its kind is read
-      // at run time): the sweep draws few patterns (all buffers, all textures, the operator's mixed
-      // patterns, and a few where a texture was too large for the case's shape), each for many
-      // shapes and layouts; a cold sweep's compile time is set by this count.
+      // A backend compiles a program per pattern of storage kinds (a texture's packing, an int8
+      // tensor's packed layout, is read at run time): the sweep draws few patterns (all buffers,
+      // all textures, the operator's mixed patterns, and a few where a texture was too large for
+      // the case's shape), each for many shapes and layouts; a cold sweep's compile time is set by
+      // this count.
       EXPECT_LE(patterns.size(), 1 + 1 + gen::kMixedPatterns + 4) << what;
       if (!is_float(t)) continue;
       EXPECT_GT(storages.size(), patterns.size()) << what << ": layouts within a kind should vary freely";

@@ -84,17 +84,20 @@ TEST(WgslAccessors, ExpansionKeepsLinesAndReflects) {
   EXPECT_THROW(webgpu::expand(src, decls, {{Layout::buffer, DType::i32}, forms[1], forms[2]}), std::invalid_argument);
 }
 
-// int8 tensors are arrays of 32-bit words in every int8 layout; int8 has no texture, and the
-// packed int8 layouts hold nothing else.
+// int8 tensors are arrays of 32-bit words, held as 16-byte chunks (vec4<u32>), in every int8
+// layout; whether one is a buffer is compiled in; int8 has no texture, and the packed int8 layouts
+// hold nothing else.
 TEST(WgslAccessors, Int8TensorsAreWordArrays) {
   const std::string src = "TS_INPUT(x, 0)\nTS_OUTPUT(out_, 2)\nfn main() {}\n";
   const auto decls = webgpu::tensor_decls(src, "k");
   const webgpu::Expansion e = webgpu::expand(src, decls, {{Layout::int8_4w4c, DType::i8}, {Layout::buffer, DType::i8}});
-  EXPECT_EQ(e.kernel.substr(0, e.kernel.find('\n')), "@group(0) @binding(0) var<storage, read> x : array<u32>;");
-  EXPECT_NE(e.kernel.find("var<storage, read_write> out_ : array<u32>;"), std::string::npos) << e.kernel;
+  EXPECT_EQ(e.kernel.substr(0, e.kernel.find('\n')), "@group(0) @binding(0) var<storage, read> x : array<vec4<u32>>;");
+  EXPECT_NE(e.kernel.find("var<storage, read_write> out_ : array<vec4<u32>>;"), std::string::npos) << e.kernel;
   for (const char* fn : {"fn x_at(i: u32) -> i32", "fn x_at4(i: u32) -> vec4<i32>", "fn x_packed4(i: u32) -> u32",
-                         "fn out_store(t: u32, v: vec4<i32>)", "fn out_flat(", "fn out_texels(", "fn out_texel_of(",
-                         "fn x_dims(", "fn out_numel("})
+                         "fn x_word(t: u32) -> u32", "fn x_chunk(c: u32) -> vec4<u32>", "fn out_store(t: u32, v: vec4<i32>)",
+                         "fn out_store_word(t: u32, w: u32)", "fn out_store_chunk(c: u32, w: vec4<u32>)", "fn out_flat(",
+                         "fn out_texels(", "fn out_texel_of(", "fn x_dims(", "fn out_numel(", "const x_is_buffer = false;",
+                         "const out_is_buffer = true;"})
     EXPECT_NE(e.functions.find(fn), std::string::npos) << fn;
   auto refused = [&](webgpu::TensorForm f, const char* words) {
     try {

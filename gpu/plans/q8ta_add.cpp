@@ -1,4 +1,5 @@
-// q8ta_add's plan: one invocation per output texel.
+// q8ta_add's plan: one invocation per output texel, or per 16-byte chunk of out when every tensor is
+// a buffer (the kernel's buffer fast path).
 #include "gpu/plans/common.h"
 #include "gpu/plans/emulate.h"
 #include "gpu/plans/q8ta_emulate.h"
@@ -14,11 +15,14 @@ std::vector<BufferSpec> buffers(const Problem& p) { return {{"out", p.inputs.at(
 // a and b read once, out written once (a memory-bound operator: no operation count).
 double bytes_moved(const Problem& p) { return elementwise_bytes(p, {"a"}); }
 
-// TS_INPUT(a, 0)  TS_INPUT(b, 1)  TS_OUTPUT(out, 2); one invocation per output texel; uniforms
-// a_scale, b_scale, inv_out_scale (float; the last 1 / output_scale rounded once on the host),
-// a_zp, b_zp, out_zp (int), n (uint: out's texels).
+// TS_INPUT(a, 0)  TS_INPUT(b, 1)  TS_OUTPUT(out, 2); one invocation per output texel, or, with a, b
+// and out all buffers (the kernels know it when compiling: NAME_is_buffer), per 4 texels (16 bytes);
+// uniforms a_scale, b_scale, inv_out_scale (float; the last 1 / output_scale rounded once on the
+// host), a_zp, b_zp, out_zp (int), n (uint: the invocations).
 std::vector<Dispatch> plan(const Problem& p) {
-  const uint64_t n = out_texels(p, "out", p.inputs.at("a").shape);
+  const uint64_t texels = out_texels(p, "out", p.inputs.at("a").shape);
+  const bool buffers = p.layout("a") == Layout::buffer && p.layout("b") == Layout::buffer && p.layout("out") == Layout::buffer;
+  const uint64_t n = buffers ? (texels + 3) / 4 : texels;
   return {{"q8ta_add",
            {},
            n,

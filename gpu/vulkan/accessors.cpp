@@ -50,10 +50,10 @@ bool parse_line(std::string_view line, AccessorDecl& d) {
   return false;
 }
 
-// The layout the index math is told: a float buffer's is known when compiling; a texture's packing,
-// and an int8 tensor's layout (buffer or packed), come from ts_meta at run time (accessors.h says why).
-std::string layout_expr(Layout l, DType t, uint32_t binding) {
-  if (l == Layout::buffer && t != DType::i8) return "TS_BUFFER";
+// The layout the index math is told: a buffer's is known when compiling; a texture's packing, and
+// which packed int8 layout an int8 tensor has, come from ts_meta at run time (accessors.h says why).
+std::string layout_expr(Layout l, uint32_t binding) {
+  if (l == Layout::buffer) return "TS_BUFFER";
   return cat("ts_meta[", kLayoutMeta + binding, "].x");
 }
 
@@ -146,49 +146,79 @@ void @N@_store(uint t, vec4 v) {
   return fill(fill(s, v), v);
 }
 
-// int8 tensors, in `buffer` or a packed int8 layout (which one: ts_meta), one 32-bit word of 4 bytes
-// per texel. Values widen to int; stores take each lane's low byte (the kernel clamps). A packed
-// layout's padding lanes are the tensor's own bytes and are stored as zero; a buffer's last partial
-// word is stored byte by byte: its other bytes are the guard band's.
-std::string int8_glsl(const AccessorDecl& d, std::map<std::string, std::string> v) {
-  std::string s = fill("layout(std430, binding = @B@) @ACCESS@ buffer TsBlock_@N@ { i8vec4 ts_buf_@N@[]; };\n",
-                       {{"ACCESS", d.output ? "writeonly" : "readonly"}});
+// int8 tensors, one 32-bit word of 4 bytes per texel (lane j in byte j), held as 16-byte chunks
+// (uvec4) so that a kernel can move 4 words in one load or store; word t is ts_buf_NAME[t >> 2][t & 3].
+// Whether the tensor is a `buffer` is compiled in (NAME_is_buffer; a buffer's accessors index
+// directly); which packed layout it is, is read from ts_meta. Values widen to int; stores take each
+// lane's low byte (the kernel clamps). A packed layout's padding lanes are the tensor's own bytes and
+// are stored as zero; a buffer's last partial word keeps its other bytes (the trailing guard's) by a
+// read-modify-write of that word alone (one writer per word), so the block is not writeonly.
+std::string int8_glsl(const AccessorDecl& d, bool buffer, std::map<std::string, std::string> v) {
+  std::string s = fill("layout(std430, binding = @B@) @ACCESS@buffer TsBlock_@N@ { uvec4 ts_buf_@N@[]; };\n",
+                       {{"ACCESS", !d.output ? "readonly " : buffer ? "" : "writeonly "}});
   s += kCommon;
   if (!d.output) {
-    s += R"(int @N@_at(uint i) {
-  uvec2 p = ts_locate(@L@, ts_meta[@B@], i);
-  return int(ts_buf_@N@[p.x][p.y]);
+    s += R"(uint @N@_word(uint t) { return ts_buf_@N@[t >> 2][t & 3u]; }
+uvec4 @N@_chunk(uint c) { return ts_buf_@N@[c]; }
+ivec4 @N@_texel(uint t) { return ts_i8_unpack4(@N@_word(t)); }
+)";
+    if (buffer) {
+      // Elements i .. i+3 lie in word i/4, or across words i/4 and i/4 + 1 (both hold elements).
+      s += R"(int @N@_at(uint i) { return ts_i8_byte(@N@_word(i >> 2), i & 3u); }
+uint @N@_packed4(uint i) {
+  uint t = i >> 2, s = 8u * (i & 3u), w = @N@_word(t);
+  if (s == 0u) return w;
+  return (w >> s) | (@N@_word(t + 1u) << (32u - s));
 }
-ivec4 @N@_at4(uint i) {
-  uvec4 d = ts_meta[@B@];
-  uint l = @L@;
-  if ((i & 3u) == 0u && (l == TS_BUFFER || (l == TS_INT8_4W && (d.x & 3u) == 0u)))
-    return ivec4(ts_buf_@N@[ts_locate(l, d, i).x]);
-  return ivec4(@N@_at(i), @N@_at(i + 1u), @N@_at(i + 2u), @N@_at(i + 3u));
+)";
+    } else {
+      // One word where the 4 elements are one (int8_4w from a multiple of 4 within a row), the same
+      // lane of 4 consecutive words (int8_4c1w within a row, int8_4w4c from a multiple of 4 within
+      // a row), else element by element.
+      s += R"(int @N@_at(uint i) {
+  uvec2 p = ts_locate(@L@, ts_meta[@B@], i);
+  return ts_i8_byte(@N@_word(p.x), p.y);
 }
 uint @N@_packed4(uint i) {
   uvec4 d = ts_meta[@B@];
-  uint l = @L@;
-  if ((i & 3u) == 0u && (l == TS_BUFFER || (l == TS_INT8_4W && (d.x & 3u) == 0u)))
-    return uint(pack32(ts_buf_@N@[ts_locate(l, d, i).x]));
-  return uint(pack32(i8vec4(@N@_at(i), @N@_at(i + 1u), @N@_at(i + 2u), @N@_at(i + 3u))));
+  uint l = @L@, w = i % d.x;
+  bool row = w + 3u < d.x, w4 = (w & 3u) == 0u;
+  if ((l == TS_INT8_4W && row && w4) || (l == TS_INT8_4C1W && row) || (l == TS_INT8_4W4C && row && w4)) {
+    uvec2 p = ts_locate(l, d, i);
+    if (l == TS_INT8_4W) return @N@_word(p.x);
+    uint s = 8u * p.y;
+    return ((@N@_word(p.x) >> s) & 0xFFu) | (((@N@_word(p.x + 1u) >> s) & 0xFFu) << 8) |
+           (((@N@_word(p.x + 2u) >> s) & 0xFFu) << 16) | (((@N@_word(p.x + 3u) >> s) & 0xFFu) << 24);
+  }
+  return ts_i8_pack4(ivec4(@N@_at(i), @N@_at(i + 1u), @N@_at(i + 2u), @N@_at(i + 3u)));
 }
 )";
+    }
+    s += "ivec4 @N@_at4(uint i) { return ts_i8_unpack4(@N@_packed4(i)); }\n";
   } else {
     s += kOutputIndex;
-    s += R"(void @N@_store(uint t, ivec4 v) {
-  uint l = @L@, k = ts_lanes(l, ts_meta[@B@], t);
-  if (l != TS_BUFFER) {
-    for (uint j = k; j < 4u; ++j) v[j] = 0;
-    k = 4u;
-  }
+    s += R"(void @N@_store_word(uint t, uint w) { ts_buf_@N@[t >> 2][t & 3u] = w; }
+void @N@_store_chunk(uint c, uvec4 w) { ts_buf_@N@[c] = w; }
+void @N@_store_texel(uint t, ivec4 v) { @N@_store_word(t, ts_i8_pack4(v)); }
+)";
+    if (buffer) {
+      s += R"(void @N@_store(uint t, ivec4 v) {
+  uint k = ts_lanes(TS_BUFFER, ts_meta[@B@], t), w = ts_i8_pack4(v);
   if (k == 4u) {
-    ts_buf_@N@[t] = i8vec4(v);
+    @N@_store_word(t, w);
     return;
   }
-  for (uint j = 0u; j < k; ++j) ts_buf_@N@[t][j] = int8_t(v[j]);
+  uint keep = 0xFFFFFFFFu << (8u * k);
+  ts_buf_@N@[t >> 2][t & 3u] = (ts_buf_@N@[t >> 2][t & 3u] & keep) | (w & ~keep);
 }
 )";
+    } else {
+      s += R"(void @N@_store(uint t, ivec4 v) {
+  for (uint j = ts_lanes(@L@, ts_meta[@B@], t); j < 4u; ++j) v[j] = 0;
+  @N@_store_word(t, ts_i8_pack4(v));
+}
+)";
+    }
   }
   return fill(s, v);
 }
@@ -286,16 +316,17 @@ std::string accessor_glsl(const std::vector<AccessorDecl>& decls, const std::vec
     const TensorForm& f = forms.at(i);
     const bool int8 = f.dtype == DType::i8;
     std::map<std::string, std::string> v = {
-        {"N", d.name}, {"B", std::to_string(d.binding)}, {"L", layout_expr(f.layout, f.dtype, d.binding)}};
+        {"N", d.name}, {"B", std::to_string(d.binding)}, {"L", layout_expr(f.layout, d.binding)}};
     s += cat("\n// ", d.output ? "TS_OUTPUT(" : "TS_INPUT(", d.name, ", ", d.binding, "): ",
-             is_texture(f.layout) ? "texture3d (packing in ts_meta)"
-             : int8               ? "int8 words (layout in ts_meta)"
-                                  : "buffer",
+             is_texture(f.layout)                ? "texture3d (packing in ts_meta)"
+             : int8 && f.layout != Layout::buffer ? "packed int8 words (layout in ts_meta)"
+             : int8                               ? "int8 words, buffer"
+                                                  : "buffer",
              ", ", dtype_name(f.dtype), "\n");
     // A compile-time constant: a kernel may branch on it to a path with no index arithmetic (texel
     // t of a buffer holds flat elements 4t .. 4t+3); the compiler drops the other branch.
-    if (!int8) s += cat("const bool ", d.name, "_is_buffer = ", is_texture(f.layout) ? "false" : "true", ";\n");
-    if (int8) s += int8_glsl(d, v);
+    s += cat("const bool ", d.name, "_is_buffer = ", f.layout == Layout::buffer ? "true" : "false", ";\n");
+    if (int8) s += int8_glsl(d, f.layout == Layout::buffer, v);
     else if (is_texture(f.layout)) s += image_glsl(d, conversions(f.dtype, false), texel_format(f.dtype), v);
     else s += buffer_glsl(d, conversions(f.dtype, rte), v);
   }

@@ -3,18 +3,25 @@
 // with one line, `TS_INPUT(name, binding)` or `TS_OUTPUT(name, binding)`; the backend blanks that
 // line and generates, for the tensor's layout and dtype in the case at hand, its resource and the
 // functions NAME_numel, NAME_dims, NAME_at, NAME_at4, NAME_texel (inputs), NAME_texels, NAME_flat,
-// NAME_texel_of, NAME_store, NAME_store_texel (outputs), and (float tensors) the constant NAME_is_buffer: float tensors (float32, float16, bfloat16) in buffer and texture3d_w/h/c
-// read float / vec4 and store vec4; int8 tensors in buffer and int8_4w / int8_4c1w / int8_4w4c read
-// int / ivec4 and store ivec4 (each lane's low byte: the kernel clamps). The index math and the bfloat16 conversion they call live once in
-// shaders/preamble.glsl; what is generated only picks the resource and the dtype's conversions.
+// NAME_texel_of, NAME_store, NAME_store_texel (outputs), and the constant NAME_is_buffer. Float
+// tensors (float32, float16, bfloat16) in buffer and texture3d_w/h/c read float / vec4 and store
+// vec4. int8 tensors in buffer and int8_4w / int8_4c1w / int8_4w4c are arrays of 32-bit words held
+// as 16-byte chunks (uvec4; no 8-bit types, so every load is a whole word or chunk whatever the
+// driver makes of 8-bit storage); they read int / ivec4 / NAME_packed4 and store ivec4 (each lane's low byte: the
+// kernel clamps), and also move raw words and chunks (NAME_word, NAME_chunk, NAME_store_word,
+// NAME_store_chunk) for a kernel's buffer fast path. The index math and the bfloat16 and int8
+// conversions they call live once in shaders/preamble.glsl; what is generated only picks the
+// resource and the dtype's conversions.
 //
-// What is compiled in per tensor is its storage kind (a buffer, or a 3-D image of the dtype's format)
-// and its dtype; which of the three texture packings an image holds (or which int8 layout an int8
-// buffer) is read from ts_meta at run time, as its shape is. One program thus serves texture3d_w,
-// _h and _c: a new program costs 10-30 ms
-// here (glslang, then lavapipe's pipeline compile), and a sweep that draws a layout per tensor would
-// otherwise compile nearly every case anew (4^6 layout combinations for rope_llama's 6 tensors, 2^6
-// storage kinds). The branch on the packing is uniform across a dispatch.
+// What is compiled in per tensor is its storage kind (a buffer, a 3-D image of the dtype's format,
+// or packed int8 words) and its dtype: a buffer's accessors index it directly, and NAME_is_buffer
+// lets a kernel branch to a path with no index arithmetic at no cost. Which of the three texture
+// packings an image holds (or which packed int8 layout an int8 tensor has) is read from ts_meta at
+// run time, as its shape is. One program thus serves texture3d_w, _h and _c (and the three packed
+// int8 layouts): a new program costs 10-30 ms here (glslang, then lavapipe's pipeline compile), and
+// a sweep that draws a layout per tensor would otherwise compile nearly every case anew (4^6 layout
+// combinations for rope_llama's 6 tensors, 2^6 storage kinds). The branch on the packing is uniform
+// across a dispatch.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -48,7 +55,8 @@ struct TensorForm {
 
 // GLSL for the declared tensors (forms[i] is decls[i]'s): the ts_meta buffer, then per tensor its
 // resource (ts_buf_NAME / ts_img_NAME) and functions; "" when there are none. Throws Unsupported
-// for a form that has no accessors. Forms that differ only in their texture packing give one text.
+// for a form that has no accessors. Forms that differ only in their texture packing, or in which
+// packed int8 layout, give one text (programs are keyed by the text: gpu/vulkan/programs.h).
 // f16_rte: the device has shaderRoundingModeRTEFloat16; float16 buffer stores then use its
 // conversion under RoundingModeRTE (gpu/ACCESSORS.md "float16 stores").
 std::string accessor_glsl(const std::vector<AccessorDecl>& decls, const std::vector<TensorForm>& forms,

@@ -135,12 +135,10 @@ fn ts_i8_unpack4(w: u32) -> vec4<i32> {
   return bitcast<vec4<i32>>(vec4<u32>(w) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u);
 }
 fn ts_i8_byte(w: u32, lane: u32) -> i32 { return extractBits(bitcast<i32>(w), 8u * lane, 8u); }
-// How int8 elements i..i+3 (all in the tensor) lie in the words of layout l: 0 one word, lanes 0..3
-// (a buffer at i % 4 == 0; int8_4w from a multiple of 4 within a row); 1 the top bytes of word t
-// and the low bytes of word t + 1 (a buffer elsewhere); 2 the same lane of words t .. t + 3 (int8_4c1w
-// within a row, int8_4w4c from a multiple of 4 within a row); 3 none of these.
+// How int8 elements i..i+3 (all in the tensor) lie in the words of packed layout l: 0 one word,
+// lanes 0..3 (int8_4w from a multiple of 4 within a row); 2 the same lane of words t .. t + 3
+// (int8_4c1w within a row, int8_4w4c from a multiple of 4 within a row); 3 neither.
 fn ts_i8_run(l: u32, d: vec4<u32>, i: u32) -> u32 {
-  if (l == 0u) { return select(1u, 0u, i % 4u == 0u); }
   let w = i % d.x;
   let row = w + 3u < d.x;
   if (l == 4u && row && w % 4u == 0u) { return 0u; }
@@ -204,10 +202,11 @@ fn ts_f16_texel(v: vec4<f32>) -> vec4<f32> {
 )";
 
 // Replaces every "@" in a template: "@N" the accessor prefix, "@V" the resource, "@B" the binding,
-// "@L" the tensor's layout code, read from ts_meta at run time (gpu/gpu_backend.h: one program
-// serves every texture packing, every int8 layout), "@T" the storage element type (or texel conversion), "@R" the rounding of a
-// stored texel to the dtype.
-std::string fill(std::string t, const std::string& prefix, const std::string& var, uint32_t binding,
+// "@L" the tensor's layout code: 0u for a buffer (known when compiling), else read from ts_meta at
+// run time (gpu/gpu_backend.h: one text serves every texture packing, every packed int8 layout),
+// "@T" the storage element type (or texel conversion), "@R" the rounding of a stored texel to the
+// dtype.
+std::string fill(std::string t, const std::string& prefix, const std::string& var, uint32_t binding, bool buffer,
                  const std::string& elem, const std::string& round) {
   std::string out;
   for (size_t i = 0; i < t.size(); ++i) {
@@ -219,7 +218,7 @@ std::string fill(std::string t, const std::string& prefix, const std::string& va
       case 'N': out += prefix; break;
       case 'V': out += var; break;
       case 'B': out += std::to_string(binding); break;
-      case 'L': out += cat("ts_meta[", kLayoutMeta + binding, "u].x"); break;
+      case 'L': out += buffer ? std::string("0u") : cat("ts_meta[", kLayoutMeta + binding, "u].x"); break;
       case 'T': out += elem; break;
       case 'R': out += round; break;
       default: out += '@', out += t[i];
@@ -302,37 +301,64 @@ fn @N_store(t: u32, v: vec4<f32>) {
 }
 )";
 
-// int8 tensors (buffer and the packed int8 layouts): array<u32>, one word of 4 bytes per texel,
-// lane j in byte j. @N_packed4 gives elements i .. i+3 as the bytes of one word (the operand of
-// dot4I8Packed), in as few loads as their placement allows.
-constexpr const char* kInt8In = R"(fn @N_at(i: u32) -> i32 {
+// int8 tensors (buffer and the packed int8 layouts): array<vec4<u32>>, 16-byte chunks of 4 words
+// (so that a kernel can move 4 words in one load or store), word t = @V[t / 4u][t % 4u], one word
+// of 4 bytes per texel, lane j in byte j. @N_packed4 gives elements i .. i+3 as the bytes of one
+// word (the operand of dot4I8Packed), in as few loads as their placement allows. Whether the tensor
+// is a `buffer` is compiled in (@N_is_buffer; a buffer's accessors index directly); which packed
+// layout it is, is read from ts_meta.
+constexpr const char* kInt8Words = R"(fn @N_word(t: u32) -> u32 { return @V[t / 4u][t % 4u]; }
+fn @N_chunk(c: u32) -> vec4<u32> { return @V[c]; }
+fn @N_texel(t: u32) -> vec4<i32> { return ts_i8_unpack4(@N_word(t)); }
+)";
+// A buffer: elements i .. i+3 lie in word i/4, or across words i/4 and i/4 + 1 (both hold elements).
+constexpr const char* kInt8BufferIn = R"(fn @N_at(i: u32) -> i32 { return ts_i8_byte(@N_word(i / 4u), i % 4u); }
+fn @N_packed4(i: u32) -> u32 {
+  let t = i / 4u;
+  let s = 8u * (i % 4u);
+  let w = @N_word(t);
+  if (s == 0u) { return w; }
+  return (w >> s) | (@N_word(t + 1u) << (32u - s));
+}
+fn @N_at4(i: u32) -> vec4<i32> { return ts_i8_unpack4(@N_packed4(i)); }
+)";
+constexpr const char* kInt8PackedIn = R"(fn @N_at(i: u32) -> i32 {
   let p = ts_texel_lane(@L, ts_meta[@B], i);
-  return ts_i8_byte(@V[p.x], p.y);
+  return ts_i8_byte(@N_word(p.x), p.y);
 }
 fn @N_packed4(i: u32) -> u32 {
   let d = ts_meta[@B];
   let p = ts_texel_lane(@L, d, i);
   switch ts_i8_run(@L, d, i) {
-    case 0u: { return @V[p.x]; }
-    case 1u: { let s = 8u * p.y; return (@V[p.x] >> s) | (@V[p.x + 1u] << (32u - s)); }
+    case 0u: { return @N_word(p.x); }
     case 2u: {
       let s = 8u * p.y;
-      return ((@V[p.x] >> s) & 0xFFu) | (((@V[p.x + 1u] >> s) & 0xFFu) << 8u) |
-             (((@V[p.x + 2u] >> s) & 0xFFu) << 16u) | (((@V[p.x + 3u] >> s) & 0xFFu) << 24u);
+      return ((@N_word(p.x) >> s) & 0xFFu) | (((@N_word(p.x + 1u) >> s) & 0xFFu) << 8u) |
+             (((@N_word(p.x + 2u) >> s) & 0xFFu) << 16u) | (((@N_word(p.x + 3u) >> s) & 0xFFu) << 24u);
     }
     default: { return ts_i8_pack4(vec4<i32>(@N_at(i), @N_at(i + 1u), @N_at(i + 2u), @N_at(i + 3u))); }
   }
 }
 fn @N_at4(i: u32) -> vec4<i32> { return ts_i8_unpack4(@N_packed4(i)); }
 )";
-// Padding lanes of a packed layout are the tensor's own bytes: stored as 0. A buffer's last word may
-// hold fewer than 4 elements; its other bytes are the trailing guard's, kept (one writer per word).
-constexpr const char* kInt8Out = R"(fn @N_store(t: u32, v: vec4<i32>) {
-  let n = ts_lanes(@L, ts_meta[@B], t);
-  let w = ts_i8_pack4(select(vec4<i32>(0), v, vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(n)));
-  if (@L != 0u || n == 4u) { @V[t] = w; return; }
+constexpr const char* kInt8Out = R"(fn @N_store_word(t: u32, w: u32) { @V[t / 4u][t % 4u] = w; }
+fn @N_store_chunk(c: u32, w: vec4<u32>) { @V[c] = w; }
+fn @N_store_texel(t: u32, v: vec4<i32>) { @N_store_word(t, ts_i8_pack4(v)); }
+)";
+// A buffer's last word may hold fewer than 4 elements; its other bytes are the trailing guard's,
+// kept (one writer per word).
+constexpr const char* kInt8BufferOut = R"(fn @N_store(t: u32, v: vec4<i32>) {
+  let n = ts_lanes(0u, ts_meta[@B], t);
+  let w = ts_i8_pack4(v);
+  if (n == 4u) { @N_store_word(t, w); return; }
   let keep = 0xFFFFFFFFu << (8u * n);
-  @V[t] = (@V[t] & keep) | (w & ~keep);
+  @V[t / 4u][t % 4u] = (@V[t / 4u][t % 4u] & keep) | (w & ~keep);
+}
+)";
+// Padding lanes of a packed layout are the tensor's own bytes: stored as 0.
+constexpr const char* kInt8PackedOut = R"(fn @N_store(t: u32, v: vec4<i32>) {
+  let n = ts_lanes(@L, ts_meta[@B], t);
+  @N_store_word(t, ts_i8_pack4(select(vec4<i32>(0), v, vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(n))));
 }
 )";
 
@@ -419,17 +445,18 @@ Expansion expand(std::string_view source, const std::vector<TensorDecl>& decls, 
                               : f.layout == Layout::buffer ? "ts_f16_buffer_texel"
                                                            : "ts_f16_texel";
     auto add = [&](const char* tmpl, const std::string& elem = "") {
-      e.functions += fill(tmpl, prefix, d.name, d.binding, elem, round);
+      e.functions += fill(tmpl, prefix, d.name, d.binding, f.layout == Layout::buffer, elem, round);
     };
     add(kCommon);
     // A compile-time constant: a kernel may branch on it to a path with no index arithmetic (texel
     // t of a buffer holds flat elements 4t .. 4t+3); the compiler drops the other branch.
-    if (f.dtype != DType::i8) e.functions += cat("const ", prefix, "_is_buffer = ", f.layout == Layout::buffer ? "true" : "false", ";\n");
+    e.functions += cat("const ", prefix, "_is_buffer = ", f.layout == Layout::buffer ? "true" : "false", ";\n");
     std::string resource;
     if (f.dtype == DType::i8) {
-      resource = cat("var<storage, ", d.output ? "read_write" : "read", "> ", d.name, " : array<u32>;");
-      if (d.output) add(kOutput), add(kInt8Out);
-      else add(kInt8In);
+      resource = cat("var<storage, ", d.output ? "read_write" : "read", "> ", d.name, " : array<vec4<u32>>;");
+      const bool buffer = f.layout == Layout::buffer;
+      if (d.output) add(kOutput), add(kInt8Out), add(buffer ? kInt8BufferOut : kInt8PackedOut);
+      else add(kInt8Words), add(buffer ? kInt8BufferIn : kInt8PackedIn);
     } else if (f.layout == Layout::buffer) {
       const std::string texel = bf16 ? "vec2<u32>" : cat("vec4<", scalar, ">");
       resource = cat("var<storage, ", d.output ? "read_write" : "read", "> ", d.name, " : array<", texel, ">;");

@@ -193,3 +193,14 @@ uvec2 ts_locate(uint l, uvec4 d, uint i) {
   uvec3 e = ts_extent(l, d);
   return uvec2((p.z * e.y + p.y) * e.x + p.x, p.w);
 }
+
+
+// ---- int8 words (gpu/ACCESSORS.md): 4 bytes of a 32-bit word, byte j lane j ----
+// Each lane's low byte packed; a byte sign-extended back to int. No 8-bit types: an int8 tensor is
+// an array of 32-bit words, loaded 4 or 16 bytes at a time.
+uint ts_i8_pack4(ivec4 v) {
+  uvec4 b = uvec4(v) & 0xFFu;
+  return b.x | (b.y << 8) | (b.z << 16) | (b.w << 24);
+}
+ivec4 ts_i8_unpack4(uint w) { return ivec4(uvec4(w) << uvec4(24u, 16u, 8u, 0u)) >> 24; }
+int ts_i8_byte(uint w, uint lane) { return bitfieldExtract(int(w), int(8u * lane), 8); }
