@@ -23,7 +23,8 @@ struct CoopmatKernel {
   const char* kernel;  // its cooperative-matrix dispatch
 };
 const CoopmatKernel kKernels[] = {
-    {"q8ta_linear/M=5,K=70,N=9,impl=coopmat/int8/buffer/seed=2", "q8ta_linear_coopmat"},
+    {"q8ta_linear/M=5,K=70,N=9,impl=coopmat/int8/buffer/seed=2", "q8ta_linear_coopmat"},        // 32x32 tiles
+    {"q8ta_linear/M=2048,K=48,N=1024,impl=coopmat/int8/buffer/seed=2", "q8ta_linear_coopmat"},  // 64x64 tiles
     {"sdpa/S=3,Hq=4,Hkv=2,D=20,pos=5,impl=coopmat/float16/buffer/seed=2", "sdpa_flash_coopmat"},
 };
 

@@ -10,8 +10,11 @@ namespace {
 using namespace q8ta;
 
 constexpr uint32_t kGemvThreads = 64;  // one GEMV workgroup: the threads that split K (SPEC)
-// impl=coopmat (q8ta_linear_coopmat.comp): a workgroup of 4 subgroups of 32 per 64x64 tile of out.
-constexpr uint32_t kCoopmatThreads = 128, kCoopmatTile = 64, kCoopmatSubgroup = 32;
+// impl=coopmat (q8ta_linear_coopmat.comp): a workgroup of 4 subgroups of 32 per 64x64 tile of out,
+// or per 32x32 tile where 64x64 tiles would leave fewer than kCoopmatMinTiles workgroups (an H100 has
+// 132 SMs: a GEMM of 128 big tiles keeps one workgroup on each, too few to hide its loads).
+constexpr uint32_t kCoopmatThreads = 128, kCoopmatSubgroup = 32;
+constexpr int64_t kCoopmatMinTiles = 512;
 std::vector<BufferSpec> buffers(const Problem& p) {
   return {{"out", {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]}, DType::i8}};
 }
@@ -37,7 +40,7 @@ double flops(const Problem& p) {
 // a binding must hold a tensor, and a second program for the bias-free case would double compiles.
 // tiled: one invocation per 4x4 tile of out (rows 4 i.., columns 4 j..), ceil(M/4) * ceil(N/4) of
 // them. gemv (M = 1): one workgroup of 64 invocations per output texel, splitting K. coopmat: one
-// workgroup per 64x64 tile of out, multiplying on int8 cooperative matrices (tensor cores).
+// workgroup per 64x64 (or 32x32) tile of out, multiplying on int8 cooperative matrices (tensor cores).
 std::vector<Dispatch> plan(const Problem& p) {
   const int64_t M = p.inputs.at("x").shape[0], K = p.inputs.at("x").shape[1], N = p.inputs.at("weight").shape[0];
   const bool bias = p.inputs.count("bias") > 0;
@@ -56,12 +59,15 @@ std::vector<Dispatch> plan(const Problem& p) {
                 {"has_bias", bias ? 1.0 : 0.0}};
   if (!bias) d.bind["bias"] = "weight_scales";
   if (coopmat) {
-    const uint64_t tiles = uint64_t((M + kCoopmatTile - 1) / kCoopmatTile) * uint64_t((N + kCoopmatTile - 1) / kCoopmatTile);
+    auto tiles_of = [&](int64_t t) { return uint64_t((M + t - 1) / t) * uint64_t((N + t - 1) / t); };
+    const int64_t tile = tiles_of(64) >= uint64_t(kCoopmatMinTiles) ? 64 : 32;
+    const uint64_t tiles = tiles_of(tile);
+    d.defines.push_back(cat("BT=", tile, "u"));
     d.workgroup = kCoopmatThreads;
     d.subgroup = kCoopmatSubgroup;
     d.cooperative_matrix = true;
     d.invocations = tiles * kCoopmatThreads;
-    d.rows = M, d.cols = N, d.tile_rows = kCoopmatTile, d.tile_cols = kCoopmatTile;
+    d.rows = M, d.cols = N, d.tile_rows = tile, d.tile_cols = tile;
   } else if (gemv) {
     d.workgroup = kGemvThreads;
     d.invocations = out_texels(p, "out", {M, N}) * kGemvThreads;

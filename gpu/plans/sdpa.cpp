@@ -295,10 +295,12 @@ std::vector<Dispatch> plan(const Problem& p) {
 // (1 / L), L = sum_c e_c. What changes, and only that:
 //  - Every operation's unit roundoff is 2^-23 (kUnitTensorCore): tensor cores may truncate their
 //    float32 sums instead of rounding to nearest; the float32 exps, sums and products are covered too.
-//  - The products e v need a float16 weight: e'_c = e_hi + e_lo, e_hi = float16(e), e_lo =
-//    float16(e - e_hi) (the difference is exact). In any rounding, with float16 subnormals preserved,
-//    |e'_c - e_c| <= 2^-20 e_c + 2^-24, so out moves by at most 2^-20 sum_c p_c |v_cd| (1 + rho-slack:
-//    written 2^-19 times the bound's sum_c p_c (1 + r_c) |v_cd|) plus n 2^-24 max|v_cd| / L, L >= 1/2.
+//  - The products e v need a float16 weight: w = 2^12 e (exact), w' = w_hi + w_lo, w_hi = float16(w),
+//    w_lo = float16(w - w_hi) (the difference is exact), and 1 / L takes 2^-12 (exact). In any
+//    rounding, each half off by one float16 ulp, and a subnormal half flushed or not (both halves are
+//    normal down to e = 2^-15; below, a half is at most 2^-14 w = 2^-26 of e): |2^-12 w' - e_c| <=
+//    2^-20 e_c + 2^-26 <= 2^-20 e_c + 2^-24, so out moves by at most 2^-20 sum_c p_c |v_cd| (written
+//    2^-19 times the bound's sum_c p_c (1 + r_c) |v_cd|) plus n 2^-24 max|v_cd| / L, L >= 1/2.
 //  - The weighted sum has 2n terms (e_hi v and e_lo v): gamma(2 ctx) replaces gamma(ctx).
 // tests/test_tolerance_rounding.cpp emulates this arithmetic under every rounding direction.
 // The float16 / bfloat16 store and the reference's own rounding are added by derived_tolerance.
@@ -505,7 +507,8 @@ std::vector<float> sdpa_split(const Problem& p, const Floats& in, const std::vec
 // sdpa impl=coopmat (sdpa_flash_coopmat.comp): scores as tiled's (the tensor cores' summation order
 // is theirs: emulated in order), M the max, e = exp(s - M); l adds each row's keys in two strided
 // halves (keys c with c % 32 < 16, and the rest; each in key order), then the halves; the weighted sum
-// adds e_hi v and e_lo v (e_hi = float16(e), e_lo = float16(e - e_hi)) in key order; out = sum * (1 / l).
+// adds w_hi v and w_lo v (w = 4096 e, w_hi = float16(w), w_lo = float16(w - w_hi)) in key order;
+// out = sum * (1 / l) / 4096.
 std::vector<float> sdpa_coopmat(const Problem& p, const Floats& in, const std::vector<float>& K,
                                 const std::vector<float>& V, float scale, bool up) {
   const std::vector<float>& q = in.at("q");
@@ -532,11 +535,11 @@ std::vector<float> sdpa_coopmat(const Problem& p, const Floats& in, const std::v
       for (int64_t d = 0; d < D; ++d) {
         float acc = 0.0f;
         for (int64_t c = 0; c < n; ++c) {
-          const float hi = f16(e[size_t(c)]), lo = f16(e[size_t(c)] - hi), v = V[size_t((c * Hkv + kvh) * D + d)];
+          const float w = 4096.0f * e[size_t(c)], hi = f16(w), lo = f16(w - hi), v = V[size_t((c * Hkv + kvh) * D + d)];
           acc += hi * v;
           acc += lo * v;
         }
-        o[size_t(row * D + d)] = acc * inv;
+        o[size_t(row * D + d)] = acc * (inv * (1.0f / 4096.0f));
       }
     }
   return o;

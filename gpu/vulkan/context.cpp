@@ -257,7 +257,7 @@ const KnownCapability kKnown[] = {
      TS_FEATURE(storage8), "int8"},
     // Declared only with the execution mode RoundingModeRTE for 16-bit floats (gpu/vulkan/accessors.cpp).
     {SpvCapabilityRoundingModeRTE, "RoundingModeRTE", "shaderRoundingModeRTEFloat16", TS_FEATURE(rte16), "f16-rte"},
-    // Declared with the execution mode DenormPreserve for 16-bit floats (sdpa_flash_coopmat.comp).
+    // With the execution mode DenormPreserve for 16-bit floats (none of the shipped kernels yet).
     {SpvCapabilityDenormPreserve, "DenormPreserve", "shaderDenormPreserveFloat16", TS_FEATURE(denorm16),
      "f16-denorm-preserve"},
     {SpvCapabilityDotProduct, "DotProduct", "shaderIntegerDotProduct", TS_FEATURE(int_dot), "int8-dot-product"},

@@ -521,8 +521,6 @@ DeviceInfo VulkanBackend::info() const {
   add(lim.f16, "shader-f16");
   // float16 buffer stores convert in the device's nearest-even conversion (gpu/ACCESSORS.md).
   add(lim.f16 && f.rte16, "f16-rte");
-  // sdpa's tensor-core kernel keeps float16 subnormals (DenormPreserve) for its split weights.
-  add(lim.f16 && f.denorm16, "f16-denorm-preserve");
   add(f.int8 && f.storage8, "int8");
   add(f.int16, "int16");
   // The same words as WebGPU's: used by the int8 kernels, or present and turned off.

@@ -2,8 +2,9 @@
 // computed as sum_k x[m,k] * weight[n,k] on int8 tensor cores (16x16x32 cooperative matrices, int32
 // accumulators: exact) minus x_zp * sum_k weight[n,k] (x - x_zp does not fit a byte). Both terms are
 // exact in int32 (|acc| < 2^31: the operator's k_range), so the result is the tiled kernel's bit for bit.
-// A workgroup of 4 subgroups (Dispatch::subgroup = 32) owns a 64x64 tile of out; subgroup s owns the
-// 32x32 quarter (s / 2, s % 2), four 16x16 accumulators. K runs in stages of BK bytes: the invocations
+// A workgroup of 4 subgroups (Dispatch::subgroup = 32) owns a BT x BT tile of out (BT = 64, or 32 where
+// the plan wants more workgroups: the define BT); subgroup s owns the quarter (s / 2, s % 2), FM x FM
+// 16x16 accumulators (FM = BT / 32). K runs in stages of BK bytes: the invocations
 // fetch the stage's x rows and weight rows in 16-byte chunks (8 invocations a row: a subgroup reads 4
 // whole rows at once) into registers while the subgroups multiply the previous stage from shared
 // memory. Chunks come straight from buffers where x and weight are buffers and K % 16 == 0, else
@@ -31,7 +32,10 @@ uvec2 gemm_out_mn(uint f) { return uvec2(f / pc.N, f % pc.N); }
 #include "q8ta_gemm_tile.glsl"
 
 const uint WG = 128u;   // = Dispatch::workgroup: 4 subgroups of 32
-const uint BT = 64u;    // the workgroup's tile of out: BT x BT
+#ifndef BT
+#define BT 64u          // the workgroup's tile of out: BT x BT (gpu/plans/q8ta_linear.cpp)
+#endif
+const uint FM = BT / 32u;       // 16x16 accumulators per dimension a subgroup
 const uint BK = 128u;   // bytes of K per stage
 const uint CH = BK / 16u;       // 16-byte chunks of a staged row
 const uint RW = CH + 1u;        // a staged row in uvec4, one of padding against bank conflicts
@@ -81,13 +85,13 @@ void main() {
   bool fast = x_is_buffer && weight_is_buffer && pc.K % 16u == 0u;
   // Invocation l fetches chunk l % CH of rows l / CH + RPASS * p.
   uint fr = l / CH, fc = l % CH;
-  uint s = gl_SubgroupID, sm = 32u * (s / 2u), sn = 32u * (s % 2u);
+  uint s = gl_SubgroupID, sm = (BT / 2u) * (s / 2u), sn = (BT / 2u) * (s % 2u);
   bool sums = s < 2u;  // subgroups 0 and 1 cover every column: they also sum the weight rows
 
-  icoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2], accw[2];
-  for (uint i = 0u; i < 2u; ++i) {
+  icoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FM], accw[FM];
+  for (uint i = 0u; i < FM; ++i) {
     accw[i] = icoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0);
-    for (uint j = 0u; j < 2u; ++j) acc[i][j] = icoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0);
+    for (uint j = 0u; j < FM; ++j) acc[i][j] = icoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0);
   }
   const icoopmatNV<8, gl_ScopeSubgroup, 16, 32> ones = icoopmatNV<8, gl_ScopeSubgroup, 16, 32>(int8_t(1));
   uvec4 rx[PASSES], rw[PASSES];
@@ -108,20 +112,20 @@ void main() {
         rw[p] = fetch_w(n0 + fr + RPASS * p, k0 + BK + 16u * fc, fast);
       }
     for (uint kk = 0u; kk < CH; kk += 2u) {  // 32 bytes of K per multiply
-      icoopmatNV<8, gl_ScopeSubgroup, 16, 32> a[2];
-      icoopmatNV<8, gl_ScopeSubgroup, 32, 16> b[2];
-      for (uint i = 0u; i < 2u; ++i) coopMatLoadNV(a[i], sx, (sm + 16u * i) * RW + kk, RW, false);
-      for (uint j = 0u; j < 2u; ++j) coopMatLoadNV(b[j], sw, (sn + 16u * j) * RW + kk, RW, true);
-      for (uint i = 0u; i < 2u; ++i)
-        for (uint j = 0u; j < 2u; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+      icoopmatNV<8, gl_ScopeSubgroup, 16, 32> a[FM];
+      icoopmatNV<8, gl_ScopeSubgroup, 32, 16> b[FM];
+      for (uint i = 0u; i < FM; ++i) coopMatLoadNV(a[i], sx, (sm + 16u * i) * RW + kk, RW, false);
+      for (uint j = 0u; j < FM; ++j) coopMatLoadNV(b[j], sw, (sn + 16u * j) * RW + kk, RW, true);
+      for (uint i = 0u; i < FM; ++i)
+        for (uint j = 0u; j < FM; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
       if (sums)
-        for (uint j = 0u; j < 2u; ++j) accw[j] = coopMatMulAddNV(ones, b[j], accw[j]);
+        for (uint j = 0u; j < FM; ++j) accw[j] = coopMatMulAddNV(ones, b[j], accw[j]);
     }
   }
-  for (uint i = 0u; i < 2u; ++i)
-    for (uint j = 0u; j < 2u; ++j) coopMatStoreNV(acc[i][j], sacc, (sm + 16u * i) * BT + sn + 16u * j, BT, false);
+  for (uint i = 0u; i < FM; ++i)
+    for (uint j = 0u; j < FM; ++j) coopMatStoreNV(acc[i][j], sacc, (sm + 16u * i) * BT + sn + 16u * j, BT, false);
   if (sums)
-    for (uint j = 0u; j < 2u; ++j) coopMatStoreNV(accw[j], swsum, sn + 16u * j, BT, false);
+    for (uint j = 0u; j < FM; ++j) coopMatStoreNV(accw[j], swsum, sn + 16u * j, BT, false);
   barrier();
 
   uint texels = out_texels();

@@ -9,14 +9,16 @@
 // and past ctx). Two passes over the keys: the first finds each row's max M, the second weighs with
 // exp(score - M) and accumulates; a weight passes one exp and nothing is rescaled, so the bound is the
 // one of a single softmax (gpu/plans/sdpa.cpp, "impl=coopmat"). The A operand of the weighted sum must
-// be float16: a weight e is split e_hi = float16(e), e_lo = float16(e - e_hi) and both multiply V
-// (two products, one float32 accumulator), which keeps e to about 2^-22 relative (float16
-// subnormals preserved: DenormPreserve). Lane pair (2i, 2i+1) of a subgroup does row i's softmax,
-// 16 keys each; their sums l are added at the end.
+// be float16: a weight is scaled, w = 2^12 e (exact), and split w_hi = float16(w), w_lo =
+// float16(w - w_hi); both multiply V (two products, one float32 accumulator), which keeps e to about
+// 2^-20 relative, and out takes the 2^-12 back with 1 / l. The scale keeps both halves normal
+// float16 numbers down to e = 2^-15 (w_hi down to 2^-26): a device that flushes float16 subnormals
+// (the H200 did, in these conversions or on its tensor cores) loses at most 2^-26 of a weight.
+// Lane pair (2i, 2i+1) of a subgroup does row i's softmax, 16 keys each; their sums l are added at
+// the end.
 #extension GL_NV_cooperative_matrix : enable
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_KHR_shader_subgroup_basic : enable
-spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 16);  // DenormPreserve, 16-bit
 TS_INPUT(q, 0)
 layout(std430, binding = 1) readonly buffer KC { f16vec4 k_cache[]; };
 layout(std430, binding = 2) readonly buffer VC { f16vec4 v_cache[]; };
@@ -117,9 +119,10 @@ void main() {
     for (uint i = 0u; i < 16u; ++i) {
       float e = c0 + 16u * half_ + i < n ? exp(pc.scale * ss[at + i] - m) : 0.0;  // @marker weight
       l += e;
-      float16_t hi = float16_t(e);
+      float w = 4096.0 * e;
+      float16_t hi = float16_t(w);
       sp[pat + i] = hi;
-      sp[pat + 16u * BC + i] = float16_t(e - float(hi));
+      sp[pat + 16u * BC + i] = float16_t(w - float(hi));
     }
     stage(c0, true);  // its barriers also order the weights' stores before their loads
     uint pbase = w * 2u * 16u * BC;
@@ -137,7 +140,7 @@ void main() {
     }
   }
   l += subgroupShuffleXor(l, 1u);
-  float inv = 1.0 / l;
+  float inv = 1.0 / l * (1.0 / 4096.0);
 
   // Two 16x16 blocks of the strip's output at a time through ss; lane (rr, half_) stores row rr's
   // 16 dims of block dn + half_, four texels (D % 4 == 0: a texel never straddles rows).
