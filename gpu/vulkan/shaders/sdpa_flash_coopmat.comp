@@ -119,10 +119,11 @@ void main() {
     for (uint i = 0u; i < 16u; ++i) {
       float e = c0 + 16u * half_ + i < n ? exp(pc.scale * ss[at + i] - m) : 0.0;  // @marker weight
       l += e;
-      float w = 4096.0 * e;
-      float16_t hi = float16_t(w);
-      sp[pat + i] = hi;
-      sp[pat + 16u * BC + i] = float16_t(w - float(hi));
+      // The high half rounded in the preamble's integer arithmetic: a compiler may fold
+      // float(float16_t(w)) back to w, which would leave the low half 0.
+      float w = 4096.0 * e, hi = ts_f16_round(w);
+      sp[pat + i] = float16_t(hi);  // exact
+      sp[pat + 16u * BC + i] = float16_t(w - hi);
     }
     stage(c0, true);  // its barriers also order the weights' stores before their loads
     uint pbase = w * 2u * 16u * BC;
