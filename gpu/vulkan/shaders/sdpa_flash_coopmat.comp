@@ -13,7 +13,8 @@
 // float16(w - w_hi); both multiply V (two products, one float32 accumulator), which keeps e to about
 // 2^-20 relative, and out takes the 2^-12 back with 1 / l. The scale keeps both halves normal
 // float16 numbers down to e = 2^-15 (w_hi down to 2^-26): a device that flushes float16 subnormals
-// (the H200 did, in these conversions or on its tensor cores) loses at most 2^-26 of a weight.
+// (the specs allow it without DenormPreserve, in conversions and on tensor cores alike) loses at most
+// 2^-26 of a weight.
 // Lane pair (2i, 2i+1) of a subgroup does row i's softmax, 16 keys each; their sums l are added at
 // the end.
 #extension GL_NV_cooperative_matrix : enable
