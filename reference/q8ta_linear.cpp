@@ -133,6 +133,11 @@ std::vector<Case> edge_cases(DType t) {
       mk(2, 6, 3, "auto", "buffer"),                                           // plain buffers
       mk(4, 8, 4, "tiled", "buffer;x=int8_4w;out=int8_4w4c"),                  // mixed layouts
       mk(1, 259, 4, "gemv", kGemv),                                            // K > 4 x 64: every thread of the split
+      // coopmat (int8 tensor cores, where the device has them): ragged tiles and stages with a zero
+      // point, 16-byte chunks from buffers, packed layouts through the accessors.
+      mk(5, 70, 9, "coopmat", "buffer").set("x_zp", -128),
+      mk(40, 272, 70, "coopmat", "buffer").set("x_zp", 5),
+      mk(33, 20, 6, "coopmat", "buffer;x=int8_4w;out=int8_4w4c"),
       mk(1, 1000, 2, "auto", kGemv).set("bias", "no"),
       // Former ties just off x.5, inside the float32 bound: outputs there may differ by 1.
       mk(3, 6, 5, "tiled", kTiled).set("scales", "near").set("range", 2).set("out_shift", 6),

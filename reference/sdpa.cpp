@@ -196,7 +196,16 @@ std::vector<Case> edge_cases(DType t) {
       in_storage(mk(3, 6, 3, 12, 1, "split"), "buffer;k=texture3d_c;q=texture3d_h;v=texture3d_h"),
       in_storage(mk(2, 3, 1, 16, 6, "split"), "buffer;out=texture3d_w;q=texture3d_c"),
   };
+  // coopmat (float16 tensor cores, where the device has them): decode, GQA 4:1 prefill past one key
+  // tile and one row tile, a head dim that is no multiple of 16, the longest head.
+  if (t == DType::f16) {
+    v.push_back(mk(1, 32, 8, 128, 100, "coopmat"));
+    v.push_back(mk(70, 4, 1, 8, 30, "coopmat"));
+    v.push_back(mk(3, 6, 3, 20, 5, "coopmat"));
+    v.push_back(in_storage(mk(2, 3, 1, 16, 6, "coopmat"), "buffer;out=texture3d_w;q=texture3d_c"));
+  }
   // Invalid: each rule broken on its own.
+  v.push_back(t == DType::f16 ? mk(2, 2, 1, 132, 3, "coopmat") : mk(2, 2, 1, 4, 3, "coopmat"));
   v.push_back(mk(1, 2, 2, 4, 3, "tiled").set("B", 2));
   v.push_back(mk(0, 2, 2, 4, 3, "tiled"));
   v.push_back(mk(1, 2, 2, 6, 3, "tiled"));

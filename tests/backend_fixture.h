@@ -4,10 +4,12 @@
 // TOUCHSTONE_ALLOW_MISSING (e.g. "webgpu"), which turns the failure into a visible skip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
 
+#include "core/runner.h"
 #include "gpu/gpu_backend.h"
 #include "tools/backends.h"
 
@@ -16,6 +18,18 @@ namespace ts::test {
 inline bool missing_allowed(const std::string& name) {
   const char* env = std::getenv("TOUCHSTONE_ALLOW_MISSING");
   return env && std::string(env).find(name) != std::string::npos;
+}
+
+// UNSUPPORTED for a capability the device says it lacks (the tensor-core implementations on a device
+// without cooperative matrices): the honest verdict there, so a test that expects PASS of every drawn
+// case passes over it. Any other UNSUPPORTED is not excused.
+inline bool lacks_capability(const std::string& capability, const Backend& b) {
+  if (capability.empty()) return false;
+  const std::vector<std::string> caps = b.info().capabilities;
+  return std::find(caps.begin(), caps.end(), capability) == caps.end();
+}
+inline bool lacks_capability(const CaseResult& r, const Backend& b) {
+  return r.outcome == Outcome::unsupported && lacks_capability(r.capability, b);
 }
 
 // One backend object per name for the whole test binary: devices and Node workers are costly to start.

@@ -31,6 +31,7 @@ struct KernelCases {
   const OpDef* op;             // the first operator whose sweep runs it
   DType dtype;                 // that sweep's dtype
   std::vector<Expected> cases;
+  bool coopmat = false;        // it multiplies on cooperative matrices (Dispatch::cooperative_matrix)
 };
 
 std::vector<KernelCases> kernels_of_the_sweeps() {
@@ -46,7 +47,7 @@ std::vector<KernelCases> kernels_of_the_sweeps() {
       for (const Dispatch& d : op->plan(e.problem)) {
         if (!seen.insert(d.kernel).second) continue;
         auto it = std::find_if(out.begin(), out.end(), [&](const KernelCases& k) { return k.kernel == d.kernel; });
-        if (it == out.end()) it = out.insert(out.end(), KernelCases{d.kernel, op, op->dtypes.front(), {}});
+        if (it == out.end()) it = out.insert(out.end(), KernelCases{d.kernel, op, op->dtypes.front(), {}, d.cooperative_matrix});
         it->cases.push_back(e);
       }
     }
@@ -115,6 +116,10 @@ TEST_P(Barriers, EveryBarrierIsNeededAndTheDefaultSweepShowsAMissingOne) {
   const std::string word = vk ? "barrier" : "workgroupBarrier", instead = vk ? "memoryBarrierShared" : "";
   int checked = 0;
   for (const KernelCases& k : kernels_of_the_sweeps()) {
+    if (k.coopmat && test::lacks_capability("cooperative-matrix", *own)) {
+      std::printf("[ barriers ] %s not run on %s: it needs cooperative-matrix\n", k.kernel.c_str(), GetParam().c_str());
+      continue;
+    }
     const std::string path = dir + k.kernel + ext;
     const std::string text = resolve_includes(embedded(path), dir, path);
     const OpDef& op = *k.op;

@@ -543,8 +543,10 @@ TEST_P(PrecisionBugs, TheDefaultSweepReachesTheInt8FastPaths) {
        }},
       {"q8ta_linear_gemv", "q8ta_linear",
        test::splice(shipped_text(GetParam(), "q8ta_linear_gemv"),
-                    vk ? "for (uint c = l; c < KC; c += WG) {" : "for (var c = l; c < KC; c += WG) {",
-                    "    if (c == KC - 1u) { break; }  // BUG: a row's last chunk never added", true),
+                    vk ? "uvec4 a = x_sixteen(c), b = x_sixteen(c1);" : "var b = x_sixteen(c1);",
+                    vk ? "    if (c == KC - 1u) { a = uvec4(0u); } if (two && c1 == KC - 1u) { b = uvec4(0u); }  // BUG: a row's last chunk never added"
+                       : "    if (c == KC - 1u) { a = vec4<u32>(0u); } if (two && c1 == KC - 1u) { b = vec4<u32>(0u); }  // BUG: a row's last chunk never added",
+                    true),
        [](const Case& c) { return c.get("M") == 1 && c.word("impl", "auto") != "tiled" && c.get("K") % 16 == 0; }}};
   for (const FastBug& bug : bugs) {
     auto b = open(bug.kernel, bug.source);

@@ -780,6 +780,11 @@ TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
     if (v.name == "impl") impls = size_t(std::count_if(v.words.begin(), v.words.end(), [](auto& w) { return w != "auto"; }));
   ASSERT_EQ(j.at("cases").size(), 2 * impls) << j.at("cases");
   for (const auto& c : j.at("cases")) {
+    // impl=coopmat takes float16 only: this float32 case breaks its rule, on every backend alike.
+    if (c.at("impl") == "coopmat") {
+      EXPECT_EQ(c.at("verdict"), "REJECTED") << c;
+      continue;
+    }
     EXPECT_EQ(c.at("verdict"), "PASS") << c;
     EXPECT_TRUE(c.at("timed").get<bool>()) << c;
     for (const char* k : {"median_us", "min_us", "bytes", "gbps", "pct_of_copy", "ops", "gops", "speedup"})
