@@ -543,9 +543,9 @@ TEST_P(PrecisionBugs, TheDefaultSweepReachesTheInt8FastPaths) {
        }},
       {"q8ta_linear_gemv", "q8ta_linear",
        test::splice(shipped_text(GetParam(), "q8ta_linear_gemv"),
-                    vk ? "uvec4 a = x_sixteen(c), b = x_sixteen(c1);" : "var b = x_sixteen(c1);",
-                    vk ? "    if (c == KC - 1u) { a = uvec4(0u); } if (two && c1 == KC - 1u) { b = uvec4(0u); }  // BUG: a row's last chunk never added"
-                       : "    if (c == KC - 1u) { a = vec4<u32>(0u); } if (two && c1 == KC - 1u) { b = vec4<u32>(0u); }  // BUG: a row's last chunk never added",
+                    "// @marker chunks_loaded",
+                    vk ? "    for (uint j = 0u; j < STEPS; ++j) if (c + j * WG == KC - 1u) xa[j] = uvec4(0u);  // BUG: a row's last chunk never added"
+                       : "    for (var j = 0u; j < STEPS; j++) { if (c + j * WG == KC - 1u) { xa[j] = vec4<u32>(0u); } }  // BUG: a row's last chunk never added",
                     true),
        [](const Case& c) { return c.get("M") == 1 && c.word("impl", "auto") != "tiled" && c.get("K") % 16 == 0; }}};
   for (const FastBug& bug : bugs) {

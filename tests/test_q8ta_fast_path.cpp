@@ -118,7 +118,7 @@ TEST_P(Q8taFastPath, RunsForItsCasesOnly) {
   const CaseResult general = judge(prepare(Case::parse(add_id("5:67", "int8_4w", 20))), *b);
   EXPECT_EQ(general.outcome, Outcome::pass) << line(general);
 
-  const std::string gemv = test::splice(shipped("q8ta_linear_gemv"), vk() ? "for (uint c = l; c < KC; c += 2u * WG) {" : "for (var c = l; c < KC; c += 2u * WG) {",
+  const std::string gemv = test::splice(shipped("q8ta_linear_gemv"), "// @marker chunks_loaded",
                                         vk() ? "    if (c < 0xFFFFFFFFu) break;  // BUG: no sums" : "    if (c < 0xFFFFFFFFu) { break; }  // BUG: no sums",
                                         true);
   b = with_kernel("q8ta_linear_gemv", gemv, true);

@@ -43,28 +43,35 @@ int dot16(uvec4 a, uvec4 b) {
 }
 #endif
 
-// The fast path's partial sums of rows n (K % 16 == 0, weight a buffer). Two steps of chunks a
-// round, their ten loads issued together (the second step clamped to a chunk that exists and its
-// products dropped past K); the weights' byte sums only where the zero point needs them.
+// The fast path's partial sums of rows n (K % 16 == 0, weight a buffer). STEPS steps of chunks a
+// round, all their loads issued before any product (a step past K loads a chunk that exists and adds
+// nothing); the weights' byte sums only where the zero point needs them.
+const uint STEPS = 4u;
 ivec4 fast_sums(uvec4 n, uint l) {
   uint KC = pc.K / 16u;
   uvec4 row = n * KC;  // each row's first chunk
   ivec4 s = ivec4(0), ws = ivec4(0);
-  for (uint c = l; c < KC; c += 2u * WG) {
-    uint c1 = min(c + WG, KC - 1u);
-    bool two = c + WG < KC;
-    uvec4 a = x_sixteen(c), b = x_sixteen(c1);
-    uvec4 w0 = weight_chunk(row.x + c), w1 = weight_chunk(row.y + c), w2 = weight_chunk(row.z + c), w3 = weight_chunk(row.w + c);
-    uvec4 v0 = weight_chunk(row.x + c1), v1 = weight_chunk(row.y + c1), v2 = weight_chunk(row.z + c1), v3 = weight_chunk(row.w + c1);
-    s += ivec4(dot16(a, w0), dot16(a, w1), dot16(a, w2), dot16(a, w3));
-    if (two) s += ivec4(dot16(b, v0), dot16(b, v1), dot16(b, v2), dot16(b, v3));
-#ifdef TS_INT_DOT
-    if (pc.x_zp != 0) {
-      const uvec4 ones = uvec4(TS_ONES);
-      ws += ivec4(dot16(w0, ones), dot16(w1, ones), dot16(w2, ones), dot16(w3, ones));
-      if (two) ws += ivec4(dot16(v0, ones), dot16(v1, ones), dot16(v2, ones), dot16(v3, ones));
+  for (uint c = l; c < KC; c += STEPS * WG) {
+    uvec4 xa[STEPS], w0[STEPS], w1[STEPS], w2[STEPS], w3[STEPS];
+    for (uint j = 0u; j < STEPS; ++j) {
+      uint cj = min(c + j * WG, KC - 1u);
+      xa[j] = x_sixteen(cj);
+      w0[j] = weight_chunk(row.x + cj);
+      w1[j] = weight_chunk(row.y + cj);
+      w2[j] = weight_chunk(row.z + cj);
+      w3[j] = weight_chunk(row.w + cj);
     }
+    // @marker chunks_loaded
+    for (uint j = 0u; j < STEPS; ++j) {
+      if (c + j * WG >= KC) break;
+      s += ivec4(dot16(xa[j], w0[j]), dot16(xa[j], w1[j]), dot16(xa[j], w2[j]), dot16(xa[j], w3[j]));
+#ifdef TS_INT_DOT
+      if (pc.x_zp != 0) {
+        const uvec4 ones = uvec4(TS_ONES);
+        ws += ivec4(dot16(w0[j], ones), dot16(w1[j], ones), dot16(w2[j], ones), dot16(w3[j], ones));
+      }
 #endif
+    }
   }
   return s - pc.x_zp * ws;
 }

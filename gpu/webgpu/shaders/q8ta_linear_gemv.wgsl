@@ -40,33 +40,37 @@ fn dot16(a: vec4<u32>, b: vec4<u32>) -> i32 {
          dot(ts_i8_unpack4(a.z) - zp, ts_i8_unpack4(b.z)) + dot(ts_i8_unpack4(a.w) - zp, ts_i8_unpack4(b.w));
 }
 
-// The fast path's partial sums of rows n (K % 16 == 0, weight a buffer). Two steps of chunks a
-// round, their ten loads issued together (the second step clamped to a chunk that exists and its
-// products dropped past K); the weights' byte sums only where the zero point needs them.
+// The fast path's partial sums of rows n (K % 16 == 0, weight a buffer). STEPS steps of chunks a
+// round, all their loads issued before any product (a step past K loads a chunk that exists and adds
+// nothing); the weights' byte sums only where the zero point needs them.
+const STEPS = 4u;
 fn fast_sums(n: vec4<u32>, l: u32) -> vec4<i32> {
   let KC = pc.K / 16u;
   let row = n * KC;  // each row's first chunk
   var s = vec4<i32>(0);
   var ws = vec4<i32>(0);
-  for (var c = l; c < KC; c += 2u * WG) {
-    let c1 = min(c + WG, KC - 1u);
-    let two = c + WG < KC;
-    var a = x_sixteen(c);
-    var b = x_sixteen(c1);
-    let w0 = weight_chunk(row.x + c);
-    let w1 = weight_chunk(row.y + c);
-    let w2 = weight_chunk(row.z + c);
-    let w3 = weight_chunk(row.w + c);
-    let v0 = weight_chunk(row.x + c1);
-    let v1 = weight_chunk(row.y + c1);
-    let v2 = weight_chunk(row.z + c1);
-    let v3 = weight_chunk(row.w + c1);
-    s += vec4<i32>(dot16(a, w0), dot16(a, w1), dot16(a, w2), dot16(a, w3));
-    if (two) { s += vec4<i32>(dot16(b, v0), dot16(b, v1), dot16(b, v2), dot16(b, v3)); }
-    if (TS_INT_DOT == 1 && pc.x_zp != 0) {
-      let ones = vec4<u32>(ONES);
-      ws += vec4<i32>(dot16(w0, ones), dot16(w1, ones), dot16(w2, ones), dot16(w3, ones));
-      if (two) { ws += vec4<i32>(dot16(v0, ones), dot16(v1, ones), dot16(v2, ones), dot16(v3, ones)); }
+  for (var c = l; c < KC; c += STEPS * WG) {
+    var xa: array<vec4<u32>, STEPS>;
+    var w0: array<vec4<u32>, STEPS>;
+    var w1: array<vec4<u32>, STEPS>;
+    var w2: array<vec4<u32>, STEPS>;
+    var w3: array<vec4<u32>, STEPS>;
+    for (var j = 0u; j < STEPS; j++) {
+      let cj = min(c + j * WG, KC - 1u);
+      xa[j] = x_sixteen(cj);
+      w0[j] = weight_chunk(row.x + cj);
+      w1[j] = weight_chunk(row.y + cj);
+      w2[j] = weight_chunk(row.z + cj);
+      w3[j] = weight_chunk(row.w + cj);
+    }
+    // @marker chunks_loaded
+    for (var j = 0u; j < STEPS; j++) {
+      if (c + j * WG >= KC) { break; }
+      s += vec4<i32>(dot16(xa[j], w0[j]), dot16(xa[j], w1[j]), dot16(xa[j], w2[j]), dot16(xa[j], w3[j]));
+      if (TS_INT_DOT == 1 && pc.x_zp != 0) {
+        let ones = vec4<u32>(ONES);
+        ws += vec4<i32>(dot16(w0[j], ones), dot16(w1[j], ones), dot16(w2[j], ones), dot16(w3[j], ones));
+      }
     }
   }
   return s - pc.x_zp * ws;
