@@ -77,8 +77,10 @@ rc::Gen<Case> gen_q8ta_linear(const OpDef& op, DType t, bool valid) {
     const int64_t K = draw::weighted<int64_t>({{4, [] { return draw::in_range<int64_t>(1, 33); }},
                                                {1, [] { return 16 * draw::in_range<int64_t>(1, 9); }},
                                                {1, [] { return draw::uniform<int64_t>(33, 300); }}});
-    std::string impl = M == 1 ? draw::element<std::string>("auto", "gemv", "tiled", "coopmat")
-                              : draw::element<std::string>("auto", "tiled", "coopmat");
+    // coopmat (tensor cores) one case in 5 or 7: a device without them (lavapipe) reports those
+    // UNSUPPORTED, and the portable kernels keep most of its sweep.
+    std::string impl = M == 1 ? draw::weighted<std::string>({{2, "auto"}, {2, "gemv"}, {2, "tiled"}, {1, "coopmat"}})
+                              : draw::weighted<std::string>({{2, "auto"}, {2, "tiled"}, {1, "coopmat"}});
     c.set("M", M).set("K", K).set("N", N).set("impl", impl);
     if (draw::in_range(0, 3) == 0) c.set("bias", "no");
     if (int64_t zp = zero_point()) c.set("x_zp", zp);
