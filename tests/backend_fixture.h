@@ -53,6 +53,20 @@ inline Backend* shared_backend(const std::string& name, std::string* why) {
   return it->second.first.get();
 }
 
+// A fresh GPU backend `name` (not the shared one), the packed int8 dot product on or off; null, with a
+// test failure naming the reason, where it cannot open here.
+inline std::unique_ptr<Backend> fresh_gpu_backend(const std::string& name, bool int_dot) {
+  BackendConfig cfg;
+  cfg.int_dot = int_dot;
+  std::string why;
+  std::unique_ptr<Backend> b = open_backend(name, cfg, &why);
+  if (!dynamic_cast<GpuBackend*>(b.get())) {
+    ADD_FAILURE() << name << ": " << why;
+    return nullptr;
+  }
+  return b;
+}
+
 // A fresh backend `name` (not the shared one) whose `kernel` runs `source`, e.g. a kernel with a bug
 // spliced in (tests/kernel_bugs.h); null, with the reason in *why, where it cannot open here.
 inline std::unique_ptr<Backend> backend_with_kernel(const std::string& name, const std::string& kernel,

@@ -98,15 +98,9 @@ class Q8ta : public ::testing::TestWithParam<std::string> {
   // A fresh backend of this kind whose `kernel` has the bug spliced in (the shared ones keep the
   // shipped kernels).
   std::unique_ptr<GpuBackend> broken(const std::map<std::string, LangSplices>& bugs, bool int_dot = true) {
-    BackendConfig cfg;
-    cfg.int_dot = int_dot;
-    std::string why;
-    std::unique_ptr<Backend> b = open_backend(GetParam(), cfg, &why);
+    std::unique_ptr<Backend> b = test::fresh_gpu_backend(GetParam(), int_dot);
     auto* g = dynamic_cast<GpuBackend*>(b.get());
-    if (!g) {
-      ADD_FAILURE() << GetParam() << ": " << why;
-      return nullptr;
-    }
+    if (!g) return nullptr;
     const bool vk = GetParam() == "vulkan";
     for (auto& [kernel, s] : bugs) {
       const Splice& sp = vk ? s.glsl : s.wgsl;

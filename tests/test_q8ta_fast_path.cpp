@@ -60,16 +60,8 @@ class Q8taFastPath : public Q8ta {
   }
   // A fresh backend (dot product on or off) running `source` as `kernel`.
   std::unique_ptr<Backend> with_kernel(const std::string& kernel, const std::string& source, bool int_dot) {
-    BackendConfig cfg;
-    cfg.int_dot = int_dot;
-    std::string why;
-    std::unique_ptr<Backend> b = open_backend(GetParam(), cfg, &why);
-    auto* g = dynamic_cast<GpuBackend*>(b.get());
-    if (!g) {
-      ADD_FAILURE() << GetParam() << ": " << why;
-      return nullptr;
-    }
-    g->set_kernel_source(kernel, source);
+    std::unique_ptr<Backend> b = test::fresh_gpu_backend(GetParam(), int_dot);
+    if (b) dynamic_cast<GpuBackend&>(*b).set_kernel_source(kernel, source);
     return b;
   }
 };
