@@ -174,7 +174,7 @@ std::vector<Var> vars() {
       int_var("N", 0, kMaxDim, "", "output channels"),
       word_var("impl", {"auto", "tiled", "gemv", "coopmat"}, "auto",
                "tiled: 4x4 output tiles; gemv: M = 1, 64 threads split K; coopmat: int8 tensor cores (cooperative "
-               "matrices), 64x64 tiles; auto: gemv iff M = 1")};
+               "matrices), 64x64 or 32x32 tiles; auto: gemv iff M = 1")};
   for (Var& a : accumulator_vars(int_var("Kw", 0, kMaxDim, "K", "weight's K"), "N")) v.push_back(std::move(a));
   return v;
 }
