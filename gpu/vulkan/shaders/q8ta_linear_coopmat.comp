@@ -10,10 +10,11 @@
 // memory. Chunks come straight from buffers where x and weight are buffers and K % 16 == 0, else
 // word by word through the layout accessors (any int8 layout); bytes past K or past M / N are 0,
 // which adds nothing. The zero-point sums of the weight rows are a product too: subgroups 0 and 1
-// (all 64 columns) multiply a matrix of ones by each weight fragment. The epilogue stores by texel
-// as q8ta_gemm_tile.glsl does: a texel whose lane 0 lies in
-// the tile is this workgroup's, whole; a lane outside the tile (a buffer word running into the next
-// row) is accumulated on its own, and all-padding words after it are stored as 0.
+// (all the tile's columns) multiply a matrix of ones by each weight fragment. The epilogue: a buffer
+// out with N % 4 == 0 is stored a word (4 columns of a row) per invocation; any other out by texel
+// as q8ta_gemm_tile.glsl does: a texel whose lane 0 lies in the tile is this workgroup's, whole; a
+// lane outside the tile (a buffer word running into the next row) is accumulated on its own, and
+// all-padding words after it are stored as 0.
 #extension GL_NV_cooperative_matrix : enable
 #extension GL_NV_integer_cooperative_matrix : enable
 #extension GL_KHR_memory_scope_semantics : enable
@@ -128,6 +129,20 @@ void main() {
     for (uint j = 0u; j < FM; ++j) coopMatStoreNV(accw[j], swsum, sn + 16u * j, BT, false);
   barrier();
 
+  // A buffer out whose rows are whole words (N % 4 == 0): every word of the tile is 4 columns of one
+  // row, all inside the tile, so invocation l stores words l, l + WG, ... of it (consecutive
+  // invocations, consecutive words of a row) with the same requantization as below.
+  if (out_is_buffer && pc.N % 4u == 0u) {
+    for (uint q = l; q < BT * BT / 4u; q += WG) {
+      uint r = q / (BT / 4u), c = 4u * (q % (BT / 4u));
+      if (m0 + r >= pc.M || n0 + c >= pc.N) continue;
+      ivec4 v;
+      for (uint j = 0u; j < 4u; ++j)
+        v[j] = requantize(sacc[r * BT + c + j] - pc.x_zp * swsum[c + j], n0 + c + j);
+      out_store_word(((m0 + r) * pc.N + n0 + c) / 4u, ts_i8_pack4(v));
+    }
+    return;
+  }
   uint texels = out_texels();
   for (uint e = l; e < BT * BT; e += WG) {
     uint r = m0 + e / BT, c = n0 + e % BT;
