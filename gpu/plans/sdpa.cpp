@@ -506,7 +506,8 @@ std::vector<float> sdpa_split(const Problem& p, const Floats& in, const std::vec
 
 // sdpa impl=coopmat (sdpa_flash_coopmat.comp): scores as tiled's (the tensor cores' summation order
 // is theirs: emulated in order), M the max, e = exp(s - M); l adds each row's keys in two strided
-// halves (keys c with c % 32 < 16, and the rest; each in key order), then the halves; the weighted sum
+// halves (keys c with c % 32 < 16, and the rest; the kernel starts each tile's 16 at a column of its
+// own, emulated in key order: the bound holds for any order), then the halves; the weighted sum
 // adds w_hi v and w_lo v (w = 4096 e, w_hi = float16(w), w_lo = float16(w - w_hi)) in key order;
 // out = sum * (1 / l) / 4096.
 std::vector<float> sdpa_coopmat(const Problem& p, const Floats& in, const std::vector<float>& K,

@@ -15,8 +15,8 @@
 // float16 numbers down to e = 2^-15 (w_hi down to 2^-26): a device that flushes float16 subnormals
 // (the specs allow it without DenormPreserve, in conversions and on tensor cores alike) loses at most
 // 2^-26 of a weight.
-// Lane pair (2i, 2i+1) of a subgroup does row i's softmax, 16 keys each; their sums l are added at
-// the end.
+// Lane pair (2i, 2i+1) of a subgroup does row i's softmax, 16 keys each (from key i of its half on,
+// wrapping: no bank conflicts); their sums l are added at the end.
 #extension GL_NV_cooperative_matrix : enable
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_KHR_shader_subgroup_basic : enable
@@ -107,8 +107,11 @@ void main() {
   float m = MASKED;
   for (uint c0 = 0u; c0 < limit; c0 += BC) {
     scores(c0, w, nk, qa);
-    for (uint i = 0u; i < 16u; ++i)
-      if (c0 + 16u * half_ + i < n) m = max(m, pc.scale * ss[at + i]);
+    // Lane pair rr starts at column rr: the 16 rows' reads of one step fall in 16 banks, not one.
+    for (uint i = 0u; i < 16u; ++i) {
+      uint k = (i + rr) & 15u;
+      if (c0 + 16u * half_ + k < n) m = max(m, pc.scale * ss[at + k]);
+    }
   }
   m = max(m, subgroupShuffleXor(m, 1u));
 
@@ -118,13 +121,14 @@ void main() {
   for (uint c0 = 0u; c0 < limit; c0 += BC) {
     scores(c0, w, nk, qa);
     for (uint i = 0u; i < 16u; ++i) {
-      float e = c0 + 16u * half_ + i < n ? exp(pc.scale * ss[at + i] - m) : 0.0;  // @marker weight
+      uint k = (i + rr) & 15u;
+      float e = c0 + 16u * half_ + k < n ? exp(pc.scale * ss[at + k] - m) : 0.0;  // @marker weight
       l += e;
       // The high half rounded in the preamble's integer arithmetic: a compiler may fold
       // float(float16_t(w)) back to w, which would leave the low half 0.
       float w = 4096.0 * e, hi = ts_f16_round(w);
-      sp[pat + i] = float16_t(hi);  // exact
-      sp[pat + 16u * BC + i] = float16_t(w - hi);
+      sp[pat + k] = float16_t(hi);  // exact
+      sp[pat + 16u * BC + k] = float16_t(w - hi);
     }
     stage(c0, true);  // its barriers also order the weights' stores before their loads
     uint pbase = w * 2u * 16u * BC;
