@@ -63,6 +63,17 @@ void bad_zero_points(Case& c, std::initializer_list<const char*> names) {
   c.set(which, bad_zero_point());
 }
 
+// The rules of an operator with per-output-channel weights (q8ta_linear's N, q8ta_conv2d's C_out)
+// broken the same way in both, in the order both list them.
+std::vector<gen::Breaker> output_channel_breakers(Case& c, int64_t n) {
+  return {{"scales_shape", [&c, n] { c.set("Ns", n + draw::in_range<int64_t>(1, 4)); }},
+          {"bias_shape", [&c, n] { c.set("bias", "yes").set("Nb", n + draw::in_range<int64_t>(1, 4)); }},
+          {"input_dtypes", [&c] { wrong_dtype(c); }},
+          {"scales_valid", [&c] { bad_scale(c); }},
+          {"bias_range", [&c] { bad_bias(c); }},
+          {"zero_point_range", [&c] { bad_zero_points(c, {"x_zp", "out_zp"}); }}};
+}
+
 }  // namespace
 
 rc::Gen<Case> gen_q8ta_linear(const OpDef& op, DType t, bool valid) {
@@ -100,7 +111,7 @@ rc::Gen<Case> gen_q8ta_linear(const OpDef& op, DType t, bool valid) {
     };
     storage(M, impl);
     if (!valid) {
-      gen::break_rule(*o, {
+      std::vector<gen::Breaker> ways({
           {"dims_positive", [&] { c.set(draw::element<std::string>("M", "N"), 0); }},
           {"k_range",
            [&] {
@@ -108,12 +119,9 @@ rc::Gen<Case> gen_q8ta_linear(const OpDef& op, DType t, bool valid) {
              else c.set("M", 1).set("N", 1).set("K", 65537 + draw::in_range<int64_t>(0, 4));  // past the int32-exact length
            }},
           {"weight_k_match", [&] { c.set("Kw", K + draw::in_range<int64_t>(1, 4)); }},
-          {"scales_shape", [&] { c.set("Ns", N + draw::in_range<int64_t>(1, 4)); }},
-          {"bias_shape", [&] { c.set("bias", "yes").set("Nb", N + draw::in_range<int64_t>(1, 4)); }},
-          {"input_dtypes", [&] { wrong_dtype(c); }},
-          {"scales_valid", [&] { bad_scale(c); }},
-          {"bias_range", [&] { bad_bias(c); }},
-          {"zero_point_range", [&] { bad_zero_points(c, {"x_zp", "out_zp"}); }},
+      });
+      for (gen::Breaker& b : output_channel_breakers(c, N)) ways.push_back(std::move(b));
+      ways.insert(ways.end(), {
           {"gemv_requires_m_1",
            [&] {
              M = draw::in_range<int64_t>(2, 18);
@@ -121,6 +129,7 @@ rc::Gen<Case> gen_q8ta_linear(const OpDef& op, DType t, bool valid) {
              storage(M, "gemv");
            }},
       });
+      gen::break_rule(*o, ways);
     }
     c.seed = gen::seed();
     return c;
@@ -276,7 +285,7 @@ rc::Gen<Case> gen_q8ta_conv2d(const OpDef& op, DType t, bool valid) {
     if (!valid) {
       const int64_t g = draw::in_range<int64_t>(2, 5);
       auto multiple = [&] { return g * draw::in_range<int64_t>(1, 4); };  // of the g groups
-      gen::break_rule(*o, {
+      std::vector<gen::Breaker> ways({
           {"dims_positive", [&] { c.set(draw::element<std::string>("N", "C_in", "C_out", "H", "W", "KH", "KW", "groups"), 0); }},
           {"stride_dilation_positive", [&] { c.set(draw::element<std::string>("sh", "sw", "dh", "dw"), 0); }},
           {"padding_nonnegative",
@@ -310,12 +319,9 @@ rc::Gen<Case> gen_q8ta_conv2d(const OpDef& op, DType t, bool valid) {
              const int64_t kk = draw::in_range<int64_t>(2, 8);
              c.set(h ? "KH" : "KW", kk).set(h ? "H" : "W", draw::in_range<int64_t>(1, kk)).set(h ? "ph" : "pw", 0).set(h ? "dh" : "dw", 1);
            }},
-          {"scales_shape", [&] { c.set("Ns", Co + draw::in_range<int64_t>(1, 4)); }},
-          {"bias_shape", [&] { c.set("bias", "yes").set("Nb", Co + draw::in_range<int64_t>(1, 4)); }},
-          {"input_dtypes", [&] { wrong_dtype(c); }},
-          {"scales_valid", [&] { bad_scale(c); }},
-          {"bias_range", [&] { bad_bias(c); }},
-          {"zero_point_range", [&] { bad_zero_points(c, {"x_zp", "out_zp"}); }},
+      });
+      for (gen::Breaker& b : output_channel_breakers(c, Co)) ways.push_back(std::move(b));
+      ways.insert(ways.end(), {
           {"im2col_requires_groups_1_and_cin_multiple_of_4",
            [&] {
              c.set("impl", "im2col");
@@ -327,6 +333,7 @@ rc::Gen<Case> gen_q8ta_conv2d(const OpDef& op, DType t, bool valid) {
              }
            }},
       });
+      gen::break_rule(*o, ways);
     }
     c.seed = gen::seed();
     return c;

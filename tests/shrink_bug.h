@@ -7,10 +7,9 @@
 #include <iostream>
 #include <string>
 
-#include <algorithm>
-
 #include "core/backend.h"
 #include "gpu/plans/registry.h"
+#include "tests/backend_fixture.h"
 
 namespace ts::test {
 
@@ -24,11 +23,7 @@ inline std::string shrunk_failure(Backend& b, const rc::Gen<Case>& gen, const st
     Case c = *gen;
     if (!restorage.empty()) c.storage = restorage;
     CaseResult r = judge(prepare(c), b);
-    // UNSUPPORTED for a capability the device lacks (tensor cores) is no failure of the bug's.
-    if (r.outcome == Outcome::unsupported && !r.capability.empty()) {
-      const std::vector<std::string> caps = b.info().capabilities;
-      if (std::find(caps.begin(), caps.end(), r.capability) == caps.end()) return;
-    }
+    if (lacks_capability(r, b)) return;  // tensor cores where the device has none: no failure of the bug's
     if (r.outcome != Outcome::pass) last_failing = c.id();
     RC_LOG() << "touchstone repro '" << c.id() << "' --backend " << b.kind() << "\n";
     RC_ASSERT(r.outcome == Outcome::pass);

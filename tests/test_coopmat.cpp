@@ -45,7 +45,7 @@ TEST(Coopmat, KernelsCompileAndReflectWithoutADevice) {
     EXPECT_TRUE(d->cooperative_matrix) << k.kernel;
     const vk::Program* prog = nullptr;
     ASSERT_NO_THROW(prog = &programs.get(*d, c.dtype, [&](const vk::AccessorDecl& decl, const std::string&) {
-      const std::string name = decl.name.back() == '_' ? decl.name.substr(0, decl.name.size() - 1) : decl.name;
+      const std::string name = bound_tensor(*d, decl.name);
       DType t = p.inputs.count(name) ? p.inputs.at(name).dtype : c.dtype;
       return vk::TensorForm{Layout::buffer, t};
     })) << k.kernel;

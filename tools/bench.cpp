@@ -75,6 +75,7 @@ struct Row {
   bool timed = false;
   BenchTiming timing;
   std::optional<double> bytes, ops;
+  DType type = DType::f32;  // the case's (dtype holds its name)
   bool integer = false;     // ops are integer operations (GOP/s), not FLOPs
   std::optional<double> speedup;
 };
@@ -216,6 +217,7 @@ int cmd_bench(const BenchOptions& o) {
         r.impl = c.word("impl", "");
         r.backend = s.name;
         r.dtype = dtype_name(c.dtype);
+        r.type = c.dtype;
         const OpDef& op = *e->second.op;
         JudgedTiming jt = judge_then_time(e->second, *gpu, budgets[s.name]);
         r.outcome = jt.outcome;
@@ -251,7 +253,7 @@ int cmd_bench(const BenchOptions& o) {
   for (const BackendSlot& s : slots)
     if (s.backend && !peaks) peaks = device_peaks(s.backend->info().name);
   auto pct_peak = [&](const Row& r) -> std::optional<double> {
-    const double peak = peaks && r.ops && r.timed ? peak_for(*peaks, *parse_dtype(r.dtype)) : 0;
+    const double peak = peaks && r.ops && r.timed ? peak_for(*peaks, r.type) : 0;
     if (peak <= 0) return std::nullopt;
     return 100.0 * *r.ops / r.timing.median / peak;
   };

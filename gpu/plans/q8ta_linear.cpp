@@ -11,8 +11,8 @@ using namespace q8ta;
 
 constexpr uint32_t kGemvThreads = 64;  // one GEMV workgroup: the threads that split K (SPEC)
 // impl=coopmat (q8ta_linear_coopmat.comp): a workgroup of 4 subgroups of 32 per 64x64 tile of out,
-// or per 32x32 tile where 64x64 tiles would leave fewer than kCoopmatMinTiles workgroups (an H100 has
-// 132 SMs: a GEMM of 128 big tiles keeps one workgroup on each, too few to hide its loads).
+// or per 32x32 tile where 64x64 tiles would leave fewer than kCoopmatMinTiles workgroups (a GPU of a
+// hundred-odd multiprocessors would hold about one workgroup each, too few to hide their loads).
 constexpr uint32_t kCoopmatThreads = 128, kCoopmatSubgroup = 32;
 constexpr int64_t kCoopmatMinTiles = 512;
 std::vector<BufferSpec> buffers(const Problem& p) {

@@ -510,6 +510,15 @@ std::vector<float> sdpa_split(const Problem& p, const Floats& in, const std::vec
 // own, emulated in key order: the bound holds for any order), then the halves; the weighted sum
 // adds w_hi v and w_lo v (w = 4096 e, w_hi = float16(w), w_lo = float16(w - w_hi)) in key order;
 // out = sum * (1 / l) / 4096.
+// The score of query row `row` (s * Hq + h) against key c of kv head kvh: a float32 dot product in
+// head-dim order, then the scale (naive's, tiled's and coopmat's order alike).
+float scaled_dot(const std::vector<float>& q, const std::vector<float>& K, int64_t row, int64_t c, int64_t kvh,
+                 int64_t Hkv, int64_t D, float scale) {
+  float acc = 0.0f;
+  for (int64_t d = 0; d < D; ++d) acc += q[size_t(row * D + d)] * K[size_t((c * Hkv + kvh) * D + d)];
+  return scale * acc;
+}
+
 std::vector<float> sdpa_coopmat(const Problem& p, const Floats& in, const std::vector<float>& K,
                                 const std::vector<float>& V, float scale, bool up) {
   const std::vector<float>& q = in.at("q");
@@ -521,11 +530,7 @@ std::vector<float> sdpa_coopmat(const Problem& p, const Floats& in, const std::v
     for (int64_t s = 0; s < S; ++s) {
       const int64_t kvh = h / (Hq / Hkv), n = pos + s + 1, row = s * Hq + h;
       std::vector<float> e(static_cast<size_t>(n));
-      for (int64_t c = 0; c < n; ++c) {
-        float acc = 0.0f;
-        for (int64_t d = 0; d < D; ++d) acc += q[size_t(row * D + d)] * K[size_t((c * Hkv + kvh) * D + d)];
-        e[size_t(c)] = scale * acc;
-      }
+      for (int64_t c = 0; c < n; ++c) e[size_t(c)] = scaled_dot(q, K, row, c, kvh, Hkv, D, scale);
       const float m = *std::max_element(e.begin(), e.end());
       float l0 = 0.0f, l1 = 0.0f;
       for (int64_t c = 0; c < n; ++c) {
@@ -568,9 +573,7 @@ Floats emulate(const Problem& p, const Floats& in, bool up) {
           w[size_t(c)] = -1.0e30f;
           continue;
         }
-        float acc = 0.0f;
-        for (int64_t d = 0; d < D; ++d) acc += q[size_t((s * Hq + h) * D + d)] * K[size_t((c * Hkv + kvh) * D + d)];
-        w[size_t(c)] = scale * acc;
+        w[size_t(c)] = scaled_dot(q, K, s * Hq + h, c, kvh, Hkv, D, scale);
       }
       float m = w[0];
       for (int64_t c = 1; c < ctx; ++c) m = std::max(m, w[size_t(c)]);

@@ -18,7 +18,7 @@
 // lets a kernel branch to a path with no index arithmetic at no cost. Which of the three texture
 // packings an image holds (or which packed int8 layout an int8 tensor has) is read from ts_meta at
 // run time, as its shape is. One program thus serves texture3d_w, _h and _c (and the three packed
-// int8 layouts): a new program costs 10-30 ms here (glslang, then lavapipe's pipeline compile), and
+// int8 layouts): a new program costs a glslang compile and a pipeline compile, and
 // a sweep that draws a layout per tensor would otherwise compile nearly every case anew (4^6 layout
 // combinations for rope_llama's 6 tensors, 2^6 storage kinds). The branch on the packing is uniform
 // across a dispatch.

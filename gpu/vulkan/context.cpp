@@ -120,7 +120,6 @@ Adapter describe(VkPhysicalDevice pd) {
   a.subgroup_size = p11.subgroupSize;
   a.max_allocation = p11.maxMemoryAllocationSize;
   a.features.rte16 = p12.shaderRoundingModeRTEFloat16;
-  a.features.denorm16 = p12.shaderDenormPreserveFloat16;
 
   uint32_t n_ext = 0;
   vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, nullptr);
@@ -257,9 +256,6 @@ const KnownCapability kKnown[] = {
      TS_FEATURE(storage8), "int8"},
     // Declared only with the execution mode RoundingModeRTE for 16-bit floats (gpu/vulkan/accessors.cpp).
     {SpvCapabilityRoundingModeRTE, "RoundingModeRTE", "shaderRoundingModeRTEFloat16", TS_FEATURE(rte16), "f16-rte"},
-    // With the execution mode DenormPreserve for 16-bit floats (none of the shipped kernels yet).
-    {SpvCapabilityDenormPreserve, "DenormPreserve", "shaderDenormPreserveFloat16", TS_FEATURE(denorm16),
-     "f16-denorm-preserve"},
     {SpvCapabilityDotProduct, "DotProduct", "shaderIntegerDotProduct", TS_FEATURE(int_dot), "int8-dot-product"},
     {SpvCapabilityDotProductInputAll, "DotProductInputAll", "shaderIntegerDotProduct",
      TS_FEATURE(int_dot), "int8-dot-product"},

@@ -44,7 +44,6 @@ struct Features {
   bool int16 = false;      // shaderInt16
   bool int_dot = false;    // shaderIntegerDotProduct (Vulkan 1.3)
   bool rte16 = false;      // shaderRoundingModeRTEFloat16 (a property, Vulkan 1.2)
-  bool denorm16 = false;   // shaderDenormPreserveFloat16 (a property, Vulkan 1.2)
   bool float64 = false;    // shaderFloat64
   bool int64 = false;      // shaderInt64
   bool memory_model = false;  // vulkanMemoryModel (Vulkan 1.2): the cooperative-matrix kernels' SPIR-V declares it

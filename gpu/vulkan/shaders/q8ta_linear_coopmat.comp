@@ -48,31 +48,19 @@ shared uvec4 sw[BT * RW];  // the stage's weight rows, [n][k]
 shared int sacc[BT * BT];  // the tile's accumulators, [m][n]
 shared int swsum[16u * BT];// the weight rows' sums (16 equal rows of the ones product), [.][n]
 
-// Bytes k .. k+15 of row r of x (rows past M, bytes past K: 0). `fast`: both tensors are buffers and
-// K % 16 == 0, so the chunk is one 16-byte load.
-uvec4 fetch_x(uint r, uint k, bool fast) {
-  if (r >= pc.M || k >= pc.K) return uvec4(0u);
+// Bytes k .. k+15 of row r of weight (w) or x (rows past N or M, bytes past K: 0). `fast`: both
+// tensors are buffers and K % 16 == 0, so the chunk is one 16-byte load. `w` is a constant at every
+// call: the compiler keeps one tensor's branch.
+uvec4 fetch(bool w, uint r, uint k, bool fast) {
+  if (r >= (w ? pc.N : pc.M) || k >= pc.K) return uvec4(0u);
   uint o = r * pc.K + k;
-  if (fast) return x_chunk(o >> 4);
+  if (fast) return w ? weight_chunk(o >> 4) : x_chunk(o >> 4);
   uvec4 v = uvec4(0u);
   for (uint j = 0u; j < 4u; ++j) {
-    uint kj = k + 4u * j;
-    if (kj + 4u <= pc.K) v[j] = x_packed4(o + 4u * j);
+    uint kj = k + 4u * j, oj = o + 4u * j;
+    if (kj + 4u <= pc.K) v[j] = w ? weight_packed4(oj) : x_packed4(oj);
     else
-      for (uint b = 0u; kj + b < pc.K; ++b) v[j] |= (uint(x_at(o + 4u * j + b)) & 0xFFu) << (8u * b);
-  }
-  return v;
-}
-uvec4 fetch_w(uint r, uint k, bool fast) {
-  if (r >= pc.N || k >= pc.K) return uvec4(0u);
-  uint o = r * pc.K + k;
-  if (fast) return weight_chunk(o >> 4);
-  uvec4 v = uvec4(0u);
-  for (uint j = 0u; j < 4u; ++j) {
-    uint kj = k + 4u * j;
-    if (kj + 4u <= pc.K) v[j] = weight_packed4(o + 4u * j);
-    else
-      for (uint b = 0u; kj + b < pc.K; ++b) v[j] |= (uint(weight_at(o + 4u * j + b)) & 0xFFu) << (8u * b);
+      for (uint b = 0u; kj + b < pc.K; ++b) v[j] |= (uint(w ? weight_at(oj + b) : x_at(oj + b)) & 0xFFu) << (8u * b);
   }
   return v;
 }
@@ -97,8 +85,8 @@ void main() {
   const icoopmatNV<8, gl_ScopeSubgroup, 16, 32> ones = icoopmatNV<8, gl_ScopeSubgroup, 16, 32>(int8_t(1));
   uvec4 rx[PASSES], rw[PASSES];
   for (uint p = 0u; p < PASSES; ++p) {
-    rx[p] = fetch_x(m0 + fr + RPASS * p, 16u * fc, fast);
-    rw[p] = fetch_w(n0 + fr + RPASS * p, 16u * fc, fast);
+    rx[p] = fetch(false, m0 + fr + RPASS * p, 16u * fc, fast);
+    rw[p] = fetch(true, n0 + fr + RPASS * p, 16u * fc, fast);
   }
   for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
     barrier();  // every subgroup is done reading the previous stage
@@ -109,8 +97,8 @@ void main() {
     barrier();
     if (k0 + BK < pc.K)
       for (uint p = 0u; p < PASSES; ++p) {
-        rx[p] = fetch_x(m0 + fr + RPASS * p, k0 + BK + 16u * fc, fast);
-        rw[p] = fetch_w(n0 + fr + RPASS * p, k0 + BK + 16u * fc, fast);
+        rx[p] = fetch(false, m0 + fr + RPASS * p, k0 + BK + 16u * fc, fast);
+        rw[p] = fetch(true, n0 + fr + RPASS * p, k0 + BK + 16u * fc, fast);
       }
     for (uint kk = 0u; kk < CH; kk += 2u) {  // 32 bytes of K per multiply
       icoopmatNV<8, gl_ScopeSubgroup, 16, 32> a[FM];
