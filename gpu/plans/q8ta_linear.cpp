@@ -11,10 +11,10 @@ using namespace q8ta;
 
 constexpr uint32_t kGemvThreads = 64;  // one GEMV workgroup: the threads that split K (SPEC)
 // impl=coopmat (q8ta_linear_coopmat.comp): a workgroup of 4 subgroups of 32 per 64x64 tile of out,
-// or per 32x32 tile where 64x64 tiles would leave fewer than kCoopmatMinTiles workgroups (a GPU of a
-// hundred-odd multiprocessors would hold about one workgroup each, too few to hide their loads).
+// or per 32x32 tile where 64x64 tiles would leave fewer than kCoopmatMinTiles workgroups (fewer than
+// a GPU of a hundred-odd multiprocessors has: most of it would idle).
 constexpr uint32_t kCoopmatThreads = 128, kCoopmatSubgroup = 32;
-constexpr int64_t kCoopmatMinTiles = 512;
+constexpr int64_t kCoopmatMinTiles = 128;
 std::vector<BufferSpec> buffers(const Problem& p) {
   return {{"out", {p.inputs.at("x").shape[0], p.inputs.at("weight").shape[0]}, DType::i8}};
 }
