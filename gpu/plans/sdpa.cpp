@@ -204,6 +204,7 @@ std::vector<Dispatch> plan(const Problem& p) {
     Dispatch f = dispatch("sdpa_flash_coopmat", rtiles * Hkv * kCoopmatWg);
     f.uniforms.erase("n");
     f.uniforms["rtiles"] = double(rtiles);
+    f.defines.push_back(cat("DB=", div_up(D4, 4), "u"));  // 16-dim blocks of a head: unrolled loops
     f.workgroup = kCoopmatWg;
     f.subgroup = kCoopmatSubgroup;
     f.cooperative_matrix = true;

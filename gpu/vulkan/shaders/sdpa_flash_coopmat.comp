@@ -4,22 +4,28 @@
 //   M = max_c score, e_c = exp(score - M), l = sum_c e_c,  out[s,h,:] = (sum_c e_c v_cache[c,kvh,:]) * (1 / l)
 // Query rows of kv head kvh are r = s*G + g (head h = kvh*G + g), as sdpa_qk_tiled has them: the G
 // heads sharing a kv head share every K/V tile. A workgroup of 4 subgroups (Dispatch::subgroup = 32)
-// takes BR = 64 rows; subgroup w owns rows 16w .. 16w+15, its Q fragments held in registers.
-// Keys go in tiles of BC = 32 up to the workgroup's causal limit, staged in shared memory (zero past D
-// and past ctx). Two passes over the keys: the first finds each row's max M, the second weighs with
-// exp(score - M) and accumulates; a weight passes one exp and nothing is rescaled, so the bound is the
-// one of a single softmax (gpu/plans/sdpa.cpp, "impl=coopmat"). The A operand of the weighted sum must
-// be float16: a weight is scaled, w = 2^12 e (exact), and split w_hi = float16(w), w_lo =
-// float16(w - w_hi); both multiply V (two products, one float32 accumulator), which keeps e to about
-// 2^-20 relative, and out takes the 2^-12 back with 1 / l. The scale keeps both halves normal
-// float16 numbers down to e = 2^-15 (w_hi down to 2^-26): a device that flushes float16 subnormals
-// (the specs allow it without DenormPreserve, in conversions and on tensor cores alike) loses at most
-// 2^-26 of a weight.
-// Lane pair (2i, 2i+1) of a subgroup does row i's softmax, 16 keys each (from key i of its half on,
-// wrapping: no bank conflicts); their sums l are added at the end.
+// takes BR = 64 rows; subgroup w owns rows 16w .. 16w+15, its Q fragments held in registers. The
+// workgroups with the most keys (the last rows, causal) come first in the grid.
+// Keys go in tiles of BC = 32 up to the workgroup's causal limit: each invocation loads its share of
+// the next tile's keys (and values) into registers while the subgroups work on the current one,
+// which the shared buffers hold (zero past D and past ctx); DB = ceil(D / 16) (the plan's define)
+// 16-dim blocks, so every fragment loop has a constant count and is unrolled (arrays of cooperative
+// matrices indexed at run time would live in local memory). Two passes over the keys: the first
+// finds each row's max M, the second weighs with exp(score - M) and accumulates; a weight passes one
+// exp and nothing is rescaled, so the bound is the one of a single softmax (gpu/plans/sdpa.cpp,
+// "impl=coopmat"). The A operand of the weighted sum must be float16: a weight is scaled,
+// w = 2^12 e (exact), and split w_hi = float16(w), w_lo = float16(w - w_hi); both multiply V (two
+// products, one float32 accumulator), which keeps e to about 2^-20 relative, and out takes the 2^-12
+// back with 1 / l. The scale keeps both halves normal float16 numbers down to e = 2^-15 (w_hi down to
+// 2^-26): a device that flushes float16 subnormals (the specs allow it without DenormPreserve, in
+// conversions and on tensor cores alike) loses at most 2^-26 of a weight.
+// Lane pair (2i, 2i+1) of a subgroup does row i's softmax, 16 keys each; their sums l are added at
+// the end. One shared array holds everything as uvec2 (glslang 12 loads float16 cooperative matrices
+// from scalar or uint arrays only): the query rows, later over them the scores and the weights.
 #extension GL_NV_cooperative_matrix : enable
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_KHR_shader_subgroup_basic : enable
+#extension GL_EXT_control_flow_attributes : enable
 TS_INPUT(q, 0)
 layout(std430, binding = 1) readonly buffer KC { f16vec4 k_cache[]; };
 layout(std430, binding = 2) readonly buffer VC { f16vec4 v_cache[]; };
@@ -31,139 +37,175 @@ layout(push_constant) uniform Params {
 const uint WG = 128u;            // = Dispatch::workgroup: 4 subgroups of 32
 const uint BR = 64u;             // query rows a workgroup (gpu/plans/sdpa.cpp kCoopmatRows)
 const uint BC = 32u;             // keys a tile
-const uint DM = 128u;            // the longest head (the contract's coopmat rule)
-const uint DP = DM / 4u + 2u;    // a staged row in quads: a 16-byte multiple, padded against bank conflicts
+#ifndef DB
+#define DB 8u                    // 16-dim blocks of a head, ceil(D / 16) (the contract: D <= 128)
+#endif
+const uint DQ = 4u * DB;         // quads (4 halves, a uvec2) of a staged row
+const uint DP = DQ + 2u;         // a staged row in quads, padded: a 16-byte multiple off the banks' period
+const uint LQ = BC * DQ / WG;    // quads of a tile each invocation stages (= DB)
+const uint SS = BC + 2u;         // floats of a row of scores (padded)
+const uint PS = BC + 8u;         // halves of a row of weights (padded, 16-byte rows)
+const uint QREG = BR * DP;                            // the query rows (until they are in registers)
+const uint SREG = 4u * 16u * SS / 2u;                 // per subgroup 16 rows of scores, as uvec2
+const uint PREG = 4u * 2u * 16u * PS / 4u;            // per subgroup hi and lo weights of 16 rows
+const uint KOFF = max(QREG, SREG + PREG), VOFF = KOFF + BC * DP;
 const float MASKED = -1.0e30;
+
+shared uvec2 sm[VOFF + BC * DP];
+
+uint kvh, l_;
+uvec2 kr[LQ], vr[LQ];  // this invocation's share of the next tile
 
 uvec2 quad(f16vec4 v) { return uvec2(packFloat2x16(v.xy), packFloat2x16(v.zw)); }
 
-// float16 quads as uvec2: glslang 12 loads float16 cooperative matrices from scalar or uint arrays only.
-shared uvec2 sq[BR * DP];                // the workgroup's query rows, [row][d]
-shared uvec2 skv[BC * DP];               // the tile's keys, then its values, [key][d]
-shared float ss[4u * 16u * BC];          // per subgroup: its 16 rows' scores of the tile, [row][key]
-shared float16_t sp[4u * 2u * 16u * BC]; // per subgroup: the weights' high and low halves, [half][row][key]
-
-uint kvh, G, rows, r0;
-
-// Keys c0 .. c0+BC-1 of the cache into skv (zero past D and past ctx).
-void stage(uint c0, bool values) {
-  barrier();  // every subgroup is done with the previous contents
-  for (uint e = ts_local_index(); e < BC * (DM / 4u); e += WG) {
-    uint j = e / (DM / 4u), d4 = e % (DM / 4u), c = c0 + j;
+// Keys (or values) c0 .. c0+BC-1 into registers: quad e = l + WG i of the tile (key e / DQ, quad e % DQ).
+void fetch(uint c0, bool values) {
+  [[unroll]] for (uint i = 0u; i < LQ; ++i) {
+    uint e = l_ + WG * i, c = c0 + e / DQ, d4 = e % DQ;
     f16vec4 v = f16vec4(0.0);
     if (c < pc.ctx && d4 < pc.D4) {
       uint at = (c * pc.Hkv + kvh) * pc.D4 + d4;
       v = values ? v_cache[at] : k_cache[at];
     }
-    skv[j * DP + d4] = quad(v);
+    if (values) vr[i] = quad(v); else kr[i] = quad(v);
   }
-  barrier();
 }
 
-// The subgroup's 16 x BC scores of key tile c0 (unscaled dots) into its ss region.
-void scores(uint c0, uint w, uint nk, fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[8]) {
-  stage(c0, false);
-  for (uint j = 0u; j < 2u; ++j) {
+void put(bool values) {
+  [[unroll]] for (uint i = 0u; i < LQ; ++i) {
+    uint e = l_ + WG * i;
+    sm[(values ? VOFF : KOFF) + (e / DQ) * DP + e % DQ] = values ? vr[i] : kr[i];
+  }
+}
+
+// The subgroup's 16 x BC scores of the staged keys (unscaled dots) into its score rows.
+void scores(uint w, fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[DB]) {
+  [[unroll]] for (uint j = 0u; j < BC / 16u; ++j) {
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> sc = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
-    for (uint kk = 0u; kk < 8u; ++kk)
-      if (kk < nk) {
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> kb;
-        coopMatLoadNV(kb, skv, (16u * j) * DP + 4u * kk, DP, true);
-        sc = coopMatMulAddNV(qa[kk], kb, sc);
-      }
-    coopMatStoreNV(sc, ss, w * 16u * BC + 16u * j, BC, false);
+    [[unroll]] for (uint kk = 0u; kk < DB; ++kk) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> kb;
+      coopMatLoadNV(kb, sm, KOFF + (16u * j) * DP + 4u * kk, DP, true);
+      sc = coopMatMulAddNV(qa[kk], kb, sc);
+    }
+    coopMatStoreNV(sc, sm, (w * 16u * SS + 16u * j) / 2u, SS / 2u, false);
   }
   subgroupMemoryBarrierShared();
   subgroupBarrier();
+}
+
+// Row rr's 16 scores of this lane's half of the tile (its row of the subgroup's scores).
+void row_scores(uint w, uint rr, uint half_, out float s[16]) {
+  uint at = (w * 16u * SS + rr * SS + 16u * half_) / 2u;
+  [[unroll]] for (uint k = 0u; k < 16u; k += 2u) {
+    vec2 v = uintBitsToFloat(sm[at + k / 2u]);
+    s[k] = v.x;
+    s[k + 1u] = v.y;
+  }
 }
 
 void main() {
   uint g = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
   if (g >= pc.rtiles * pc.Hkv) return;  // a folded grid's spare workgroups, whole
   kvh = g / pc.rtiles;
-  G = pc.Hq / pc.Hkv;
-  rows = pc.S * G;
-  r0 = (g % pc.rtiles) * BR;
+  uint G = pc.Hq / pc.Hkv, rows = pc.S * G;
+  uint r0 = (pc.rtiles - 1u - g % pc.rtiles) * BR;  // the longest rows first
   uint w = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-  uint nk = (pc.D4 + 3u) / 4u;  // 16-dim steps of D
+  l_ = ts_local_index();
   // The workgroup's causal limit: its last row's keys.
   uint limit = min(pc.ctx, pc.pos + (min(r0 + BR, rows) - 1u) / G + 1u);
 
-  for (uint e = ts_local_index(); e < BR * (DM / 4u); e += WG) {
-    uint i = e / (DM / 4u), d4 = e % (DM / 4u), r = r0 + i;
+  fetch(0u, false);
+  for (uint e = l_; e < BR * DQ; e += WG) {
+    uint i = e / DQ, d4 = e % DQ, r = r0 + i;
     vec4 v = vec4(0.0);
     if (r < rows && d4 < pc.D4) v = q_at4(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + d4));
-    sq[i * DP + d4] = quad(f16vec4(v));  // exact: the case is float16
+    sm[i * DP + d4] = quad(f16vec4(v));  // exact: the case is float16
   }
   barrier();
-  fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[8];
-  for (uint kk = 0u; kk < 8u; ++kk)
-    if (kk < nk) coopMatLoadNV(qa[kk], sq, (16u * w) * DP + 4u * kk, DP, false);
+  fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[DB];
+  [[unroll]] for (uint kk = 0u; kk < DB; ++kk) coopMatLoadNV(qa[kk], sm, (16u * w) * DP + 4u * kk, DP, false);
 
   // This lane's row of the subgroup's strip and its half of the tile's keys.
   uint rr = lane >> 1u, half_ = lane & 1u, r = r0 + 16u * w + rr;
   uint n = r < rows ? pc.pos + r / G + 1u : 0u;  // keys the row sees
-  uint at = w * 16u * BC + rr * BC + 16u * half_, pat = w * 2u * 16u * BC + rr * BC + 16u * half_;
+  float s[16];
   float m = MASKED;
   for (uint c0 = 0u; c0 < limit; c0 += BC) {
-    scores(c0, w, nk, qa);
-    // Lane pair rr starts at column rr: the 16 rows' reads of one step fall in 16 banks, not one.
-    for (uint i = 0u; i < 16u; ++i) {
-      uint k = (i + rr) & 15u;
-      if (c0 + 16u * half_ + k < n) m = max(m, pc.scale * ss[at + k]);
-    }
+    barrier();  // every subgroup is done with the previous keys (and, first, with the query rows)
+    put(false);
+    barrier();
+    fetch(c0 + BC < limit ? c0 + BC : 0u, false);  // the next tile's, or the second pass's first
+    scores(w, qa);
+    row_scores(w, rr, half_, s);
+    [[unroll]] for (uint k = 0u; k < 16u; ++k)
+      if (c0 + 16u * half_ + k < n) m = max(m, pc.scale * s[k]);
   }
   m = max(m, subgroupShuffleXor(m, 1u));
 
-  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> o[8];
-  for (uint dn = 0u; dn < 8u; ++dn) o[dn] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> o[DB];
+  [[unroll]] for (uint dn = 0u; dn < DB; ++dn) o[dn] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
   float l = 0.0;
+  uint pat = (SREG + w * 2u * 16u * PS / 4u) + (rr * PS + 16u * half_) / 4u;  // this lane's weights, uvec2
+  fetch(0u, true);
   for (uint c0 = 0u; c0 < limit; c0 += BC) {
-    scores(c0, w, nk, qa);
-    for (uint i = 0u; i < 16u; ++i) {
-      uint k = (i + rr) & 15u;
-      float e = c0 + 16u * half_ + k < n ? exp(pc.scale * ss[at + k] - m) : 0.0;  // @marker weight
-      l += e;
-      // The high half rounded in the preamble's integer arithmetic: a compiler may fold
-      // float(float16_t(w)) back to w, which would leave the low half 0.
-      float w = 4096.0 * e, hi = ts_f16_round(w);
-      sp[pat + k] = float16_t(hi);  // exact
-      sp[pat + 16u * BC + k] = float16_t(w - hi);
+    barrier();  // every subgroup is done with the previous keys and values
+    put(false);
+    put(true);
+    barrier();
+    if (c0 + BC < limit) {
+      fetch(c0 + BC, false);
+      fetch(c0 + BC, true);
     }
-    stage(c0, true);  // its barriers also order the weights' stores before their loads
-    uint pbase = w * 2u * 16u * BC;
-    for (uint kk = 0u; kk < 2u; ++kk) {
+    scores(w, qa);
+    row_scores(w, rr, half_, s);
+    [[unroll]] for (uint k = 0u; k < 16u; k += 4u) {
+      vec4 hi4, lo4;
+      [[unroll]] for (uint t = 0u; t < 4u; ++t) {
+        uint kk = k + t;
+        float e = c0 + 16u * half_ + kk < n ? exp(pc.scale * s[kk] - m) : 0.0;  // @marker weight
+        l += e;
+        // The high half rounded in the preamble's integer arithmetic: a compiler may fold
+        // float(float16_t(w)) back to w, which would leave the low half 0.
+        float wt = 4096.0 * e, hi = ts_f16_round(wt);
+        hi4[t] = hi;  // exact in float16
+        lo4[t] = wt - hi;
+      }
+      sm[pat + k / 4u] = quad(f16vec4(hi4));
+      sm[pat + 16u * PS / 4u + k / 4u] = quad(f16vec4(lo4));
+    }
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    uint pbase = SREG + w * 2u * 16u * PS / 4u;
+    [[unroll]] for (uint kk = 0u; kk < BC / 16u; ++kk) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> ph, pl;
-      coopMatLoadNV(ph, sp, pbase + 16u * kk, BC, false);
-      coopMatLoadNV(pl, sp, pbase + 16u * BC + 16u * kk, BC, false);
-      for (uint dn = 0u; dn < 8u; ++dn)
-        if (dn < nk) {
-          fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> vb;
-          coopMatLoadNV(vb, skv, (16u * kk) * DP + 4u * dn, DP, false);
-          o[dn] = coopMatMulAddNV(ph, vb, o[dn]);
-          o[dn] = coopMatMulAddNV(pl, vb, o[dn]);
-        }
+      coopMatLoadNV(ph, sm, pbase + 4u * kk, PS / 4u, false);
+      coopMatLoadNV(pl, sm, pbase + 16u * PS / 4u + 4u * kk, PS / 4u, false);
+      [[unroll]] for (uint dn = 0u; dn < DB; ++dn) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> vb;
+        coopMatLoadNV(vb, sm, VOFF + (16u * kk) * DP + 4u * dn, DP, false);
+        o[dn] = coopMatMulAddNV(ph, vb, o[dn]);
+        o[dn] = coopMatMulAddNV(pl, vb, o[dn]);
+      }
     }
   }
   l += subgroupShuffleXor(l, 1u);
   float inv = 1.0 / l * (1.0 / 4096.0);
 
-  // Two 16x16 blocks of the strip's output at a time through ss; lane (rr, half_) stores row rr's
-  // 16 dims of block dn + half_, four texels (D % 4 == 0: a texel never straddles rows).
-  for (uint dn = 0u; dn < 8u; dn += 2u) {
-    if (dn >= nk) break;
-    subgroupBarrier();  // the lanes are done reading ss
-    coopMatStoreNV(o[dn], ss, w * 16u * BC, BC, false);
-    if (dn + 1u < nk) coopMatStoreNV(o[dn + 1u], ss, w * 16u * BC + 16u, BC, false);
+  // Two 16x16 blocks of the strip's output at a time through its score rows; lane (rr, half_) stores
+  // row rr's 16 dims of block dn + half_, four texels (D % 4 == 0: a texel never straddles rows).
+  [[unroll]] for (uint dn = 0u; dn < DB; dn += 2u) {
+    subgroupBarrier();  // the lanes are done reading the score rows
+    coopMatStoreNV(o[dn], sm, (w * 16u * SS) / 2u, SS / 2u, false);
+    if (dn + 1u < DB) coopMatStoreNV(o[dn + 1u], sm, (w * 16u * SS + 16u) / 2u, SS / 2u, false);
     subgroupMemoryBarrierShared();
     subgroupBarrier();
     if (r >= rows) continue;
+    row_scores(w, rr, half_, s);
     uint row = ((r / G) * pc.Hq + kvh * G + r % G) * 4u * pc.D4;
-    for (uint t = 0u; t < 4u; ++t) {
+    [[unroll]] for (uint t = 0u; t < 4u; ++t) {
       uint d = 16u * (dn + half_) + 4u * t;
       if (d >= 4u * pc.D4) continue;
-      uint a = w * 16u * BC + rr * BC + 16u * half_ + 4u * t;
-      out_store(out_texel_of(row + d), vec4(ss[a], ss[a + 1u], ss[a + 2u], ss[a + 3u]) * inv);
+      out_store(out_texel_of(row + d), vec4(s[4u * t], s[4u * t + 1u], s[4u * t + 2u], s[4u * t + 3u]) * inv);
     }
   }
 }
