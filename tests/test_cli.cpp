@@ -757,18 +757,20 @@ TEST(Cli, HelpDocumentsKernelsAbiAndDevice) {
 }
 
 // bench on a tiny case on both backends: the report's structure only (every field there, numbers
-// positive and finite, every implementation the operator declares judged PASS and timed). The
-// times themselves are never asserted.
+// positive and finite, every implementation the operator declares judged PASS and timed), timed in
+// streams of 2 chains (--stream), which the report records. The times themselves are never asserted.
 TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
   const fs::path out = fs::temp_directory_path() / ("ts_bench_" + std::to_string(::getpid()) + ".json");
   const Exit r = touchstone({"bench", "sdpa/S=2,Hq=4,Hkv=2,D=8,pos=3/float32/buffer/seed=1", "--backend", "vulkan,webgpu",
-                             "--time-ms", "1", "--reps", "3", "--warmup", "1", "--json", out.string()});
+                             "--time-ms", "1", "--reps", "3", "--warmup", "1", "--stream", "2", "--json", out.string()});
   ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("timing: 2 dispatch chains back to back"), std::string::npos) << r.out;
   std::ifstream in(out);
   const nlohmann::json j = nlohmann::json::parse(in);
   fs::remove(out);
   EXPECT_EQ(j.at("schema"), "touchstone-bench/1");
   EXPECT_EQ(j.at("gate"), "pass");
+  EXPECT_EQ(j.at("budget").at("stream"), 2);
   auto positive = [](const nlohmann::json& v) { return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0; };
   ASSERT_EQ(j.at("copy").size(), 2u);
   for (const auto& c : j.at("copy")) {
@@ -806,6 +808,13 @@ TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
   EXPECT_EQ(stats.code, 0) << stats.out;
   EXPECT_TRUE(stats.out.find("    rope_cis: ") != std::string::npos ||
               stats.out.find("kernel statistics: none (") != std::string::npos) << stats.out;
+  // A stream of no chains, or of more than 64, is a usage error before any backend opens.
+  for (const char* n : {"0", "65", "x"}) {
+    const Exit s = touchstone({"bench", "rope_cis/B=1,N=3,C=8/float32/buffer/seed=1", "--stream", n});
+    EXPECT_EQ(s.code, 2) << n << ": " << s.out;
+    EXPECT_NE(s.out.find("--stream"), std::string::npos) << s.out;
+    EXPECT_EQ(s.out.find("backend vulkan"), std::string::npos) << s.out;
+  }
   // A case the contract rejects is shown as such, untimed, and does not fail the run.
   const Exit bad = touchstone({"bench", "q8ta_linear/M=2,K=8,N=4,impl=gemv/int8/buffer/seed=1", "--backend", "vulkan",
                                "--time-ms", "1", "--reps", "2"});

@@ -164,6 +164,8 @@ int cmd_bench(const BenchOptions& o) {
   budget.max_reps = o.reps;
   budget.min_reps = std::min<uint32_t>(budget.min_reps, o.reps);
   budget.max_seconds = o.time_ms / 1000.0;
+  budget.stream = o.stream;
+  if (o.stream > 1) std::printf("timing: %u dispatch chains back to back per timed interval (--stream), each row one chain's share\n", o.stream);
   const std::string started = utc_now();
 
   // Per backend: its size and the copy ceiling.
@@ -350,7 +352,8 @@ int cmd_bench(const BenchOptions& o) {
                              {"budget", {{"warmup", budget.warmup},
                                          {"min_reps", budget.min_reps},
                                          {"max_reps", budget.max_reps},
-                                         {"max_seconds", budget.max_seconds}}},
+                                         {"max_seconds", budget.max_seconds},
+                                         {"stream", budget.stream}}},
                              {"devices", devices},
                              {"copy", copy},
                              {"cases", cases},

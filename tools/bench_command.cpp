@@ -11,7 +11,7 @@ namespace ts {
 Command add_bench_command(CLI::App& app) {
   struct Args {
     std::vector<std::string> ids, op, dtype;
-    std::string match, size, time_ms, reps, warmup, warmup_ms, json;
+    std::string match, size, time_ms, reps, warmup, warmup_ms, stream, json;
     bool kernel_stats = false;
     BackendArgs backends;
   };
@@ -42,6 +42,11 @@ Command add_bench_command(CLI::App& app) {
   single_option(bench, "--warmup-ms", a->warmup_ms, "MS",
                 "and untimed work until MS milliseconds have passed, 0..60,000, so that the GPU's clock is up "
                 "(default 500 on a GPU, 0 on a CPU device)");
+  single_option(bench, "--stream", a->stream, "N",
+                "time N dispatch chains back to back in each timed interval and report a chain's share, 1..64 "
+                "(default 1: each chain alone). A stream is how a model runs kernels: a backend's fixed cost "
+                "around each interval (WebGPU: Dawn's pass timestamps) is shared N ways; the copy ceiling is "
+                "timed the same way");
   single_option(bench, "--json", a->json, "FILE", "write the results as JSON (schema touchstone-bench/1, tools/BENCH_SCHEMA.md)");
   flag_option(bench, "--kernel-stats", a->kernel_stats,
               "print what the driver compiled for each timed case's kernels (Vulkan: "
@@ -62,6 +67,7 @@ Command add_bench_command(CLI::App& app) {
             if (!a->time_ms.empty()) o.time_ms = uint32_t(parse_integer("--time-ms", a->time_ms, 1, 600'000));
             if (!a->reps.empty()) o.reps = uint32_t(parse_integer("--reps", a->reps, 1, 1'000'000));
             if (!a->warmup.empty()) o.warmup = uint32_t(parse_integer("--warmup", a->warmup, 0, 1000));
+            if (!a->stream.empty()) o.stream = uint32_t(parse_integer("--stream", a->stream, 1, 64));
             if (!a->warmup_ms.empty()) o.warmup_ms = parse_integer("--warmup-ms", a->warmup_ms, 0, 60'000);
             o.backends = backend_options(a->backends, bench);
             require_distinct({{"--json", o.json}}, o.backends.kernels);

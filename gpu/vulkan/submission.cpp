@@ -253,7 +253,7 @@ void Submission::read_back(std::vector<HostBuffer>& host) const {
   }
 }
 
-VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps) {
+VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps, uint32_t stream) {
   const Adapter& a = dev_.adapter;
   if (!a.timestamp_bits)
     throw Unsupported("", cat("vulkan: ", a.props.deviceName, "'s compute queue has no timestamps (timestampValidBits = 0)"));
@@ -287,11 +287,12 @@ VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps)
     // Both stamps at BOTTOM_OF_PIPE: each is written once every earlier command has completed, so the
     // interval is the chain from the previous work's end to its own.
     dev_.fn.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2 * r);
-    for (size_t i = 0; i < steps.size(); ++i) {
-      const Step& st = steps[i];
-      if (i) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
-      record_dispatch(dev_, cmd, st, sets_[i]);
-    }
+    // TimingBudget::stream chains in the interval, ordered as one chain's dispatches are.
+    for (uint32_t s = 0; s < stream; ++s)
+      for (size_t i = 0; i < steps.size(); ++i) {
+        if (i || s) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
+        record_dispatch(dev_, cmd, steps[i], sets_[i]);
+      }
     dev_.fn.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2 * r + 1);
   }
   check(dev_.fn.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");

@@ -48,7 +48,7 @@ class Submission {
   // Timing (GpuBackend::time_plan), once submit()'s run has finished: records `reps` repetitions
   // of the steps alone, each between two timestamps and after a barrier on the previous one's
   // writes, and submits them. Throws Unsupported on a queue without timestamps.
-  VkResult submit_timed(const std::vector<Step>& steps, uint32_t reps);
+  VkResult submit_timed(const std::vector<Step>& steps, uint32_t reps, uint32_t stream = 1);
   // The device seconds of each repetition of the last submit_timed(), once it finished.
   std::vector<double> timed_seconds(uint32_t reps) const;
 

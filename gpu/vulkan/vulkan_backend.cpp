@@ -351,10 +351,12 @@ struct VulkanBackend::State {
           for (const vk::Step& st : steps)
             if (!st.pipeline->stats.empty()) kernels.push_back({st.kernel, st.pipeline->stats});
           auto batch = [&](uint32_t reps) {
-            VkResult r = work->submit_timed(steps, reps);
-            dispatches += uint64_t(reps) * steps.size();
+            VkResult r = work->submit_timed(steps, reps, budget.stream);
+            dispatches += uint64_t(reps) * budget.stream * steps.size();
             await(r, work, plan, steps, g);
-            return work->timed_seconds(reps);
+            std::vector<double> s = work->timed_seconds(reps);
+            for (double& t : s) t /= budget.stream;
+            return s;
           };
           const auto t0 = std::chrono::steady_clock::now();
           if (budget.warmup) batch(budget.warmup);

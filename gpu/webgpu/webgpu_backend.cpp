@@ -575,7 +575,8 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
                       {"warmupMs", timing->warmup_seconds * 1000},
                       {"minReps", timing->min_reps},
                       {"maxReps", timing->max_reps},
-                      {"maxMs", timing->max_seconds * 1000}};
+                      {"maxMs", timing->max_seconds * 1000},
+                      {"stream", timing->stream}};
   const std::string header = head.dump();
   const uint32_t header_len = uint32_t(header.size());
   std::vector<std::span<const uint8_t>> parts = {

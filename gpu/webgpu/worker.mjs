@@ -396,17 +396,21 @@ async function timeChain(device, chain, timing, made) {
   const resolve = device.createBuffer({ size: 16 * TIMING_BATCH_MAX, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
   const read = device.createBuffer({ size: 16 * TIMING_BATCH_MAX, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   made.push(querySet, resolve, read);
+  const stream = timing.stream ?? 1;
   const batch = async (reps) => {
     const enc = device.createCommandEncoder();
     for (let r = 0; r < reps; ++r) {
       const pass = enc.beginComputePass({
         timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 },
       });
-      for (const d of chain) {
-        pass.setPipeline(d.pipeline);
-        pass.setBindGroup(0, d.group);
-        pass.dispatchWorkgroups(...d.groups);
-      }
+      // timing.stream chains a pass (TimingBudget::stream): Dawn orders a pass's dispatches as it
+      // orders a chain's, one after the other.
+      for (let s = 0; s < stream; ++s)
+        for (const d of chain) {
+          pass.setPipeline(d.pipeline);
+          pass.setBindGroup(0, d.group);
+          pass.dispatchWorkgroups(...d.groups);
+        }
       pass.end();
     }
     enc.resolveQuerySet(querySet, 0, 2 * reps, resolve, 0);
@@ -416,7 +420,7 @@ async function timeChain(device, chain, timing, made) {
     const stamps = new BigUint64Array(read.getMappedRange(0, 16 * reps).slice(0));
     read.unmap();
     const out = [];
-    for (let r = 0; r < reps; ++r) out.push(Number(stamps[2 * r + 1] - stamps[2 * r]) * 1e-9);  // ns; may be <= 0: the C++ side refuses it
+    for (let r = 0; r < reps; ++r) out.push((Number(stamps[2 * r + 1] - stamps[2 * r]) * 1e-9) / stream);  // ns; may be <= 0: the C++ side refuses it
     return out;
   };
   let t0 = performance.now();
