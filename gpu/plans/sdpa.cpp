@@ -161,6 +161,10 @@ double flops(const Problem& p) {
 // memory; this step's keys read from k and v) -> combine (rescales each chunk by exp(m_j - M) and
 // normalises; 16 invocations per output texel split the chunks, so that long contexts keep the GPU
 // busy; it also writes the new cache rows, which nothing reads after it).
+// impl=coopmat's scores are in log2 units (exp2 weights, power-of-two rescales): the scale times
+// log2(e), which the kernel's push constant rounds to float32 once.
+double coopmat_scale_log2(const Problem& p) { return scale_of(p) * 1.4426950408889634; }
+
 std::vector<Dispatch> plan(const Problem& p) {
   const Shape& q = p.inputs.at("q").shape;
   const uint64_t S = uint64_t(q[1]), Hq = uint64_t(q[2]), D4 = uint64_t(q[3]) / 4;
@@ -203,6 +207,8 @@ std::vector<Dispatch> plan(const Problem& p) {
     const uint64_t rtiles = div_up(S * (Hq / Hkv), kCoopmatRows);
     Dispatch f = dispatch("sdpa_flash_coopmat", rtiles * Hkv * kCoopmatWg);
     f.uniforms.erase("n");
+    f.uniforms.erase("scale");
+    f.uniforms["scale_log2"] = coopmat_scale_log2(p);  // rounded to float32 once, as emulate() has it
     f.uniforms["rtiles"] = double(rtiles);
     f.defines.push_back(cat("DB=", div_up(D4, 4), "u"));  // 16-dim blocks of a head: unrolled loops
     f.workgroup = kCoopmatWg;
@@ -291,9 +297,19 @@ std::vector<Dispatch> plan(const Problem& p) {
 //    by a_j and chunks - 1 additions: gamma(k + chunks - 1) replaces gamma(ctx - 1); a term of the
 //    numerator one more rounding (its product by v): gamma(k + chunks) replaces gamma(ctx).
 //  - The reciprocal and the final product are as before.
-// impl=coopmat (sdpa_flash_coopmat.comp) computes the single softmax on float16 tensor cores: weights
-// e_c = exp(s_c - M) (one exp: a first pass finds M, nothing is rescaled), out_d = (sum_c e'_c v_cd) *
-// (1 / L), L = sum_c e_c. What changes, and only that:
+// impl=coopmat (sdpa_flash_coopmat.comp) computes the single softmax on float16 tensor cores, in one
+// pass, in log2 units: y_c = fl(scale2 * dot_c) with scale2 = scale * log2(e) rounded once (the
+// plan), a row's reference R the ceiling of its largest y so far (an integer), e_c = exp2(y_c - R_t)
+// with R_t the reference when c's tile came, and every sum multiplied by 2^(R_t - R_t') when the
+// reference rises: exact, so e_c ends as exp2(y_c - R) 2^0 for the final R, one exp2 and no other
+// rounding; out_d = (sum_c e'_c v_cd) * (1 / L), L = sum_c e_c. What changes, and only that:
+//  - The scores: one more rounding (scale2) and the change of units, gamma(D + 4) for gamma(D + 2).
+//  - The exponent: R - max_c y_c < 1, so |y_c - R| ln 2 <= |x_c - M| + ln 2: T_c + ln 2 for T_c, and
+//    exp2's (3 + 2|t|)-ulp error counts |t| in log2 units, (T_c + ln 2) / ln 2.
+//  - The largest weight is >= 1/2, not 1, which the split's term below already allows (L >= 1/2).
+//  - A sum scaled past 2^-126 is dropped (factor 0), one subnormal flushed or rounded at most: at
+//    most n 2^-126 max|v_cd| / L of out per rise of R, at most one a tile of 32 keys (the n 2^-124
+//    term, with 2^-130 for the accumulators' own flushes).
 //  - Every operation's unit roundoff is 2^-23 (kUnitTensorCore): tensor cores may truncate their
 //    float32 sums instead of rounding to nearest; the float32 exps, sums and products are covered too.
 //  - The products e v need a float16 weight: w = 2^12 e (exact), w' = w_hi + w_lo, w_hi = float16(w),
@@ -327,7 +343,9 @@ Tensor error_bound(const Problem& p, double u, Arithmetic arith) {
   const Tensor vc = updated(p.inputs.at("v_cache"), p.inputs.at("v"), pos);
   const SplitGeometry geo = split ? split_geometry(S, Hq, Hkv, D, ctx) : SplitGeometry{};
   const double k_split = double(std::min(geo.chunk, ctx) + geo.chunks);
-  const double g_dot = gamma(double(D + 2));
+  const double g_dot = gamma(double(D + (coop ? 4 : 2)));
+  const double lift = coop ? std::log(2.0) : 0.0;       // coopmat: the reference R's extra unit
+  const double exp_arg = coop ? 1 / std::log(2.0) : 1;  // coopmat: exp2's |t| in log2 units
   const double g_av = gamma(split ? k_split : coop ? 2.0 * double(ctx) : double(ctx)), g_sum = gamma(split ? k_split - 1 : double(ctx - 1));
   const double exp_ulps = split ? 6 : 3;  // the exps' (3 + 2|t|)-ulp errors along one weight, |t| aside
   Tensor bound(DType::f64, qt.shape);
@@ -348,9 +366,9 @@ Tensor error_bound(const Problem& p, double u, Arithmetic arith) {
         const double m = x.maxCoeff();
         Eigen::ArrayXd pw = (x - m).exp();
         pw /= pw.sum();
-        const Eigen::ArrayXd T = (x - m).abs() + ds + ds.maxCoeff();
+        const Eigen::ArrayXd T = (x - m).abs() + ds + ds.maxCoeff() + lift;
         const Eigen::ArrayXd phi = ds + u * T;
-        const Eigen::ArrayXd Ex = (exp_ulps + 2 * (1 + u) * T) * u;
+        const Eigen::ArrayXd Ex = (exp_ulps + 2 * (1 + u) * exp_arg * T) * u;
         const Eigen::ArrayXd r = phi.unaryExpr([](double v) { return std::expm1(v); }) +
                                  (split ? Ex + Ex * Ex / 4 : Ex) * phi.exp();
         const double rbar = (pw * r).sum();
@@ -364,8 +382,11 @@ Tensor error_bound(const Problem& p, double u, Arithmetic arith) {
           const double derived = rbar < 1 && std::isfinite(c1) ? (t1[d] + c1 * t2[d]) / (1 - rbar) : INFINITY;
           const double hull = Vn.col(d).maxCoeff() - Vn.col(d).minCoeff() + c1 * Va.topRows(n).col(d).maxCoeff();
           // The float16 split of the weights (impl=coopmat): relative 2^-20 and 2^-24 absolute each.
-          const double halves = coop ? 0x1p-19 * t2[d] + double(n) * 0x1p-23 * Va.topRows(n).col(d).maxCoeff() : 0.0;
-          E[row + d] = std::isfinite(c1) ? std::min(derived, hull) + halves + double(ctx - n) * 0x1p-46 * vabs_all[d] : INFINITY;
+          const double vmax = Va.topRows(n).col(d).maxCoeff();
+          const double halves = coop ? 0x1p-19 * t2[d] + double(n) * 0x1p-23 * vmax : 0.0;
+          const double dropped = coop ? double((n + 31) / 32) * (double(n) * 0x1p-124 * vmax + 0x1p-130) : 0.0;
+          E[row + d] = std::isfinite(c1) ? std::min(derived, hull) + halves + dropped + double(ctx - n) * 0x1p-46 * vabs_all[d]
+                                         : INFINITY;
         }
       }
   }
@@ -505,12 +526,13 @@ std::vector<float> sdpa_split(const Problem& p, const Floats& in, const std::vec
   return o;
 }
 
-// sdpa impl=coopmat (sdpa_flash_coopmat.comp): scores as tiled's (the tensor cores' summation order
-// is theirs: emulated in order), M the max, e = exp(s - M); l adds each row's keys in two strided
-// halves (keys c with c % 32 < 16, and the rest; the kernel starts each tile's 16 at a column of its
-// own, emulated in key order: the bound holds for any order), then the halves; the weighted sum
-// adds w_hi v and w_lo v (w = 4096 e, w_hi = float16(w), w_lo = float16(w - w_hi)) in key order;
-// out = sum * (1 / l) / 4096.
+// sdpa impl=coopmat (sdpa_flash_coopmat.comp): scores as tiled's times scale2 (log2 units; the
+// tensor cores' summation order is theirs: emulated in order), in tiles of 32 keys: R the ceiling
+// of the row's largest score so far, the sums so far times 2^(R_old - R) (0 past 2^-126) where R
+// rises, e = exp2(y - R); l adds each row's keys in two strided halves (keys c with c % 32 < 16,
+// and the rest; the kernel starts each tile's 16 at a column of its own, emulated in key order: the
+// bound holds for any order), then the halves; the weighted sum adds w_hi v and w_lo v (w = 4096 e,
+// w_hi = float16(w), w_lo = float16(w - w_hi)) in key order; out = sum * (1 / l) / 4096.
 // The score of query row `row` (s * Hq + h) against key c of kv head kvh: a float32 dot product in
 // head-dim order, then the scale (naive's, tiled's and coopmat's order alike).
 float scaled_dot(const std::vector<float>& q, const std::vector<float>& K, int64_t row, int64_t c, int64_t kvh,
@@ -521,33 +543,42 @@ float scaled_dot(const std::vector<float>& q, const std::vector<float>& K, int64
 }
 
 std::vector<float> sdpa_coopmat(const Problem& p, const Floats& in, const std::vector<float>& K,
-                                const std::vector<float>& V, float scale, bool up) {
+                                const std::vector<float>& V, bool up) {
   const std::vector<float>& q = in.at("q");
   const int64_t S = p.inputs.at("q").shape[1], Hq = p.inputs.at("q").shape[2], D = p.inputs.at("q").shape[3];
   const int64_t Hkv = p.inputs.at("k").shape[2], pos = p.params.at("input_pos").get<int64_t>();
   auto f16 = [](float v) { return f16_to_f32(f32_to_f16(v)); };
+  const float scale2 = float(coopmat_scale_log2(p));
   std::vector<float> o(q.size());
   for (int64_t h = 0; h < Hq; ++h)
     for (int64_t s = 0; s < S; ++s) {
       const int64_t kvh = h / (Hq / Hkv), n = pos + s + 1, row = s * Hq + h;
-      std::vector<float> e(static_cast<size_t>(n));
-      for (int64_t c = 0; c < n; ++c) e[size_t(c)] = scaled_dot(q, K, row, c, kvh, Hkv, D, scale);
-      const float m = *std::max_element(e.begin(), e.end());
-      float l0 = 0.0f, l1 = 0.0f;
-      for (int64_t c = 0; c < n; ++c) {
-        e[size_t(c)] = push(float(std::exp(double(e[size_t(c)] - m))), 2 + 2 * std::fabs(e[size_t(c)] - m), up);
-        (c % 32 < 16 ? l0 : l1) += e[size_t(c)];
+      std::vector<float> y(static_cast<size_t>(n)), acc(static_cast<size_t>(D), 0.0f);
+      for (int64_t c = 0; c < n; ++c) y[size_t(c)] = scaled_dot(q, K, row, c, kvh, Hkv, D, scale2);
+      constexpr float kMasked = -1.0e30f;
+      float R = kMasked, l0 = 0.0f, l1 = 0.0f;
+      for (int64_t c0 = 0; c0 < n; c0 += 32) {
+        const int64_t c1 = std::min(c0 + 32, n);
+        const float Rn = std::max(R, std::ceil(*std::max_element(y.begin() + c0, y.begin() + c1)));
+        const float f = R == Rn ? 1.0f : R == kMasked || R - Rn < -126.0f ? 0.0f : std::ldexp(1.0f, int(R - Rn));
+        R = Rn;
+        l0 *= f;
+        l1 *= f;
+        for (float& a : acc) a *= f;
+        for (int64_t c = c0; c < c1; ++c) {
+          const float t = y[size_t(c)] - R;
+          const float e = push(float(std::exp2(double(t))), 2 + 2 * std::fabs(t), up);
+          (c % 32 < 16 ? l0 : l1) += e;
+          const float w = 4096.0f * e, hi = f16(w), lo = f16(w - hi);
+          for (int64_t d = 0; d < D; ++d) {
+            const float v = V[size_t((c * Hkv + kvh) * D + d)];
+            acc[size_t(d)] += hi * v;
+            acc[size_t(d)] += lo * v;
+          }
+        }
       }
       const float inv = push(1.0f / (l0 + l1), 1, up);
-      for (int64_t d = 0; d < D; ++d) {
-        float acc = 0.0f;
-        for (int64_t c = 0; c < n; ++c) {
-          const float w = 4096.0f * e[size_t(c)], hi = f16(w), lo = f16(w - hi), v = V[size_t((c * Hkv + kvh) * D + d)];
-          acc += hi * v;
-          acc += lo * v;
-        }
-        o[size_t(row * D + d)] = acc * (inv * (1.0f / 4096.0f));
-      }
+      for (int64_t d = 0; d < D; ++d) o[size_t(row * D + d)] = acc[size_t(d)] * (inv * (1.0f / 4096.0f));
     }
   return o;
 }
@@ -564,7 +595,7 @@ Floats emulate(const Problem& p, const Floats& in, bool up) {
   std::copy(in.at("k").begin(), in.at("k").end(), K.begin() + pos * Hkv * D);
   std::copy(in.at("v").begin(), in.at("v").end(), V.begin() + pos * Hkv * D);
   if (p.params.value("impl", "tiled") == "split") return {{"out", sdpa_split(p, in, K, V, scale, up)}};
-  if (p.params.value("impl", "tiled") == "coopmat") return {{"out", sdpa_coopmat(p, in, K, V, scale, up)}};
+  if (p.params.value("impl", "tiled") == "coopmat") return {{"out", sdpa_coopmat(p, in, K, V, up)}};
   std::vector<float> o(q.size()), w(static_cast<size_t>(ctx));
   for (int64_t h = 0; h < Hq; ++h)
     for (int64_t s = 0; s < S; ++s) {

@@ -1,37 +1,44 @@
 // sdpa, impl=coopmat: causal attention of float16 heads on tensor cores (16x16x16 float16 cooperative
 // matrices, float32 accumulators), after sdpa_update_cache has written this step's rows into the caches:
-//   score(r, c) = scale * dot(q[s,h,:], k_cache[c,kvh,:])        for keys c < n = pos + s + 1
-//   M = max_c score, e_c = exp(score - M), l = sum_c e_c,  out[s,h,:] = (sum_c e_c v_cache[c,kvh,:]) * (1 / l)
+//   y(r, c) = scale_log2 * dot(q[s,h,:], k_cache[c,kvh,:])       for keys c < n = pos + s + 1
+//   (scale_log2 = scale * log2(e), rounded once by the plan: the scores in log2 units)
+//   out[s,h,:] = (sum_c 2^(y_c - R) v_cache[c,kvh,:]) / (sum_c 2^(y_c - R))   for any reference R
 // Query rows of kv head kvh are r = s*G + g (head h = kvh*G + g), as sdpa_qk_tiled has them: the G
 // heads sharing a kv head share every K/V tile. A workgroup of 4 subgroups (Dispatch::subgroup = 32)
 // takes BR = 64 rows; subgroup w owns rows 16w .. 16w+15, its Q fragments held in registers. The
 // workgroups with the most keys (the last rows, causal) come first in the grid.
 // Keys go in tiles of BC = 32 up to the workgroup's causal limit: each invocation loads its share of
-// the next tile's keys (and values) into registers while the subgroups work on the current one,
-// which the shared buffers hold (zero past D and past ctx); DB = ceil(D / 16) (the plan's define)
-// 16-dim blocks, so every fragment loop has a constant count and is unrolled (arrays of cooperative
-// matrices indexed at run time would live in local memory). Two passes over the keys: the first
-// finds each row's max M, the second weighs with exp(score - M) and accumulates; a weight passes one
-// exp and nothing is rescaled, so the bound is the one of a single softmax (gpu/plans/sdpa.cpp,
-// "impl=coopmat"). The A operand of the weighted sum must be float16: a weight is scaled,
-// w = 2^12 e (exact), and split w_hi = float16(w), w_lo = float16(w - w_hi); both multiply V (two
-// products, one float32 accumulator), which keeps e to about 2^-20 relative, and out takes the 2^-12
-// back with 1 / l. The scale keeps both halves normal float16 numbers down to e = 2^-15 (w_hi down to
-// 2^-26): a device that flushes float16 subnormals (the specs allow it without DenormPreserve, in
-// conversions and on tensor cores alike) loses at most 2^-26 of a weight.
+// the next tile's keys and values into registers while the subgroups work on the current one, which
+// the shared buffers hold (zero past D and past ctx); DB = ceil(D / 16) (the plan's define) 16-dim
+// blocks, so every fragment loop has a constant count and is unrolled (arrays of cooperative
+// matrices indexed at run time would live in local memory).
+// One pass, online: each row keeps R, the ceiling of the largest y it has seen, an integer. A tile's
+// weights are e = exp2(y - R) <= 1 (the largest one of a row >= 1/2), and where a tile raises R by
+// j, the row's sums so far are multiplied by 2^-j: exact (a power of two; past 2^-126 they are
+// dropped, at most 2^-126 of their size), so every weight passes one exp2 and no rounding else,
+// as in a two-pass softmax whose max were R (gpu/plans/sdpa.cpp, "impl=coopmat"). Rows live spread
+// over the lanes in the accumulators' own layout, so a tile's factors are stored as a 16x16 matrix
+// (row r: its factor) and loaded as one: element i of it scales element i of every accumulator.
+// The A operand of the weighted sum must be float16: a weight is scaled, w = 2^12 e (exact), and
+// split w_hi = float16(w), w_lo = float16(w - w_hi); both multiply V (two products, one float32
+// accumulator), which keeps e to about 2^-20 relative, and out takes the 2^-12 back with 1 / l. The
+// scale keeps both halves normal float16 numbers down to e = 2^-15 (w_hi down to 2^-26): a device
+// that flushes float16 subnormals (the specs allow it without DenormPreserve, in conversions and on
+// tensor cores alike) loses at most 2^-26 of a weight.
 // Lane pair (2i, 2i+1) of a subgroup does row i's softmax, 16 keys each; their sums l are added at
 // the end. One shared array holds everything as uvec2 (glslang 12 loads float16 cooperative matrices
 // from scalar or uint arrays only): the query rows, later over them the scores and the weights.
 #extension GL_NV_cooperative_matrix : enable
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_KHR_shader_subgroup_basic : enable
+#extension GL_KHR_shader_subgroup_vote : enable
 #extension GL_EXT_control_flow_attributes : enable
 TS_INPUT(q, 0)
 layout(std430, binding = 1) readonly buffer KC { f16vec4 k_cache[]; };
 layout(std430, binding = 2) readonly buffer VC { f16vec4 v_cache[]; };
 TS_OUTPUT(out, 3)
 layout(push_constant) uniform Params {
-  uint S; uint Hq; uint Hkv; uint D4; uint pos; uint ctx; float scale; uint rtiles;
+  uint S; uint Hq; uint Hkv; uint D4; uint pos; uint ctx; float scale_log2; uint rtiles;
 } pc;
 
 const uint WG = 128u;            // = Dispatch::workgroup: 4 subgroups of 32
@@ -129,26 +136,15 @@ void main() {
   uint rr = lane >> 1u, half_ = lane & 1u, r = r0 + 16u * w + rr;
   uint n = r < rows ? pc.pos + r / G + 1u : 0u;  // keys the row sees
   float s[16];
-  float m = MASKED;
-  for (uint c0 = 0u; c0 < limit; c0 += BC) {
-    barrier();  // every subgroup is done with the previous keys (and, first, with the query rows)
-    put(false);
-    barrier();
-    fetch(c0 + BC < limit ? c0 + BC : 0u, false);  // the next tile's, or the second pass's first
-    scores(w, qa);
-    row_scores(w, rr, half_, s);
-    [[unroll]] for (uint k = 0u; k < 16u; ++k)
-      if (c0 + 16u * half_ + k < n) m = max(m, pc.scale * s[k]);
-  }
-  m = max(m, subgroupShuffleXor(m, 1u));
-
+  float R = MASKED;  // the row's reference: the ceiling of its largest score so far (MASKED: none yet)
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> o[DB];
   [[unroll]] for (uint dn = 0u; dn < DB; ++dn) o[dn] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
   float l = 0.0;
-  uint pat = (SREG + w * 2u * 16u * PS / 4u) + (rr * PS + 16u * half_) / 4u;  // this lane's weights, uvec2
+  uint sat = (w * 16u * SS + rr * SS + 8u * half_) / 2u;  // this lane's 8 factors in its score rows
+  uint pat = (SREG + w * 2u * 16u * PS / 4u) + (rr * PS + 16u * half_) / 4u;  // its weights, uvec2
   fetch(0u, true);
   for (uint c0 = 0u; c0 < limit; c0 += BC) {
-    barrier();  // every subgroup is done with the previous keys and values
+    barrier();  // every subgroup is done with the previous keys and values (first: the query rows)
     put(false);
     put(true);
     barrier();
@@ -158,11 +154,20 @@ void main() {
     }
     scores(w, qa);
     row_scores(w, rr, half_, s);
+    float top = MASKED;
+    [[unroll]] for (uint k = 0u; k < 16u; ++k)
+      if (c0 + 16u * half_ + k < n) top = max(top, pc.scale_log2 * s[k]);
+    top = max(top, subgroupShuffleXor(top, 1u));
+    // A power of two: R and its successor are integers, and R - Rn >= -126 is a normal float.
+    float Rn = max(R, ceil(top));
+    float f = R == Rn ? 1.0 : R == MASKED || R - Rn < -126.0 ? 0.0 : intBitsToFloat((127 + int(R - Rn)) << 23);
+    R = Rn;
+    l *= f;
     [[unroll]] for (uint k = 0u; k < 16u; k += 4u) {
       vec4 hi4, lo4;
       [[unroll]] for (uint t = 0u; t < 4u; ++t) {
         uint kk = k + t;
-        float e = c0 + 16u * half_ + kk < n ? exp(pc.scale * s[kk] - m) : 0.0;  // @marker weight
+        float e = c0 + 16u * half_ + kk < n ? exp2(pc.scale_log2 * s[kk] - R) : 0.0;  // @marker weight
         l += e;
         // The high half rounded in the preamble's integer arithmetic: a compiler may fold
         // float(float16_t(w)) back to w, which would leave the low half 0.
@@ -173,8 +178,21 @@ void main() {
       sm[pat + k / 4u] = quad(f16vec4(hi4));
       sm[pat + 16u * PS / 4u + k / 4u] = quad(f16vec4(lo4));
     }
+    // The row's factor over its 16 columns of the subgroup's factor matrix, over its scores once
+    // every lane has read them.
+    bool raised = subgroupAny(f != 1.0);
+    if (raised) {
+      subgroupBarrier();
+      [[unroll]] for (uint k = 0u; k < 8u; k += 2u) sm[sat + k / 2u] = floatBitsToUint(vec2(f));
+    }
     subgroupMemoryBarrierShared();
     subgroupBarrier();
+    if (raised) {
+      fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> fm;
+      coopMatLoadNV(fm, sm, (w * 16u * SS) / 2u, SS / 2u, false);
+      [[unroll]] for (uint dn = 0u; dn < DB; ++dn)
+        for (int i = 0; i < fm.length(); ++i) o[dn][i] *= fm[i];
+    }
     uint pbase = SREG + w * 2u * 16u * PS / 4u;
     [[unroll]] for (uint kk = 0u; kk < BC / 16u; ++kk) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> ph, pl;
