@@ -41,22 +41,25 @@ void q8ta_gemm_tile(uint g) {
 #ifdef TS_INT_DOT
   ivec4 wsum = ivec4(0);
   // Two K steps a round, all their loads before any product: a tile's loop is one long dependent
-  // chain where few invocations run (a convolution's small M), so its loads must overlap.
+  // chain where few invocations run (a convolution's small M), so its loads must overlap. Buffers
+  // only: through a texture layout's accessors the doubled loads are large code, which a CPU
+  // device (lavapipe) compiles slowly.
   uint k = 0u;
-  for (; k + 4u < K4; k += 8u) {
-    uvec4 w = uvec4(weight_packed4(wo.x + k), weight_packed4(wo.y + k), weight_packed4(wo.z + k), weight_packed4(wo.w + k));
-    uvec4 w2 = uvec4(weight_packed4(wo.x + k + 4u), weight_packed4(wo.y + k + 4u), weight_packed4(wo.z + k + 4u),
-                     weight_packed4(wo.w + k + 4u));
-    uvec4 a1 = uvec4(x_packed4(xo[0] + k), x_packed4(xo[1] + k), x_packed4(xo[2] + k), x_packed4(xo[3] + k));
-    uvec4 a2 = uvec4(x_packed4(xo[0] + k + 4u), x_packed4(xo[1] + k + 4u), x_packed4(xo[2] + k + 4u), x_packed4(xo[3] + k + 4u));
-    wsum += ivec4(ts_dot4(w.x, TS_ONES), ts_dot4(w.y, TS_ONES), ts_dot4(w.z, TS_ONES), ts_dot4(w.w, TS_ONES));
-    wsum += ivec4(ts_dot4(w2.x, TS_ONES), ts_dot4(w2.y, TS_ONES), ts_dot4(w2.z, TS_ONES), ts_dot4(w2.w, TS_ONES));
-    for (uint r = 0u; r < 4u; ++r) {
-      acc[r] += ivec4(ts_dot4(a1[r], w.x), ts_dot4(a1[r], w.y), ts_dot4(a1[r], w.z), ts_dot4(a1[r], w.w));
-      acc[r] += ivec4(ts_dot4(a2[r], w2.x), ts_dot4(a2[r], w2.y), ts_dot4(a2[r], w2.z), ts_dot4(a2[r], w2.w));
+  if (x_is_buffer && weight_is_buffer)
+    for (; k + 4u < K4; k += 8u) {
+      uvec4 w = uvec4(weight_packed4(wo.x + k), weight_packed4(wo.y + k), weight_packed4(wo.z + k), weight_packed4(wo.w + k));
+      uvec4 w2 = uvec4(weight_packed4(wo.x + k + 4u), weight_packed4(wo.y + k + 4u), weight_packed4(wo.z + k + 4u),
+                       weight_packed4(wo.w + k + 4u));
+      uvec4 a1 = uvec4(x_packed4(xo[0] + k), x_packed4(xo[1] + k), x_packed4(xo[2] + k), x_packed4(xo[3] + k));
+      uvec4 a2 = uvec4(x_packed4(xo[0] + k + 4u), x_packed4(xo[1] + k + 4u), x_packed4(xo[2] + k + 4u), x_packed4(xo[3] + k + 4u));
+      wsum += ivec4(ts_dot4(w.x, TS_ONES), ts_dot4(w.y, TS_ONES), ts_dot4(w.z, TS_ONES), ts_dot4(w.w, TS_ONES));
+      wsum += ivec4(ts_dot4(w2.x, TS_ONES), ts_dot4(w2.y, TS_ONES), ts_dot4(w2.z, TS_ONES), ts_dot4(w2.w, TS_ONES));
+      for (uint r = 0u; r < 4u; ++r) {
+        acc[r] += ivec4(ts_dot4(a1[r], w.x), ts_dot4(a1[r], w.y), ts_dot4(a1[r], w.z), ts_dot4(a1[r], w.w));
+        acc[r] += ivec4(ts_dot4(a2[r], w2.x), ts_dot4(a2[r], w2.y), ts_dot4(a2[r], w2.z), ts_dot4(a2[r], w2.w));
+      }
     }
-  }
-  for (; k < K4; k += 4u) {  // the last step of an odd count
+  for (; k < K4; k += 4u) {  // the rest (all of K through texture layouts)
     uvec4 w = uvec4(weight_packed4(wo.x + k), weight_packed4(wo.y + k), weight_packed4(wo.z + k), weight_packed4(wo.w + k));
     wsum += ivec4(ts_dot4(w.x, TS_ONES), ts_dot4(w.y, TS_ONES), ts_dot4(w.z, TS_ONES), ts_dot4(w.w, TS_ONES));
     for (uint r = 0u; r < 4u; ++r) {
