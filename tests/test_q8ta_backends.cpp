@@ -72,7 +72,11 @@ TEST_P(Q8ta, DotProductPathIsTakenOnlyWhenOn) {
   require_dot();
   const LangSplices bug = {{"wsum += ivec4(ts_dot4(w.x, TS_ONES)", "    wsum += ivec4(4096, 0, 0, 0);  // BUG: dot path only", true},
                            {"wsum += vec4<i32>(dot4I8Packed(w.x, ONES)", "        wsum += vec4<i32>(4096, 0, 0, 0);  // BUG: dot path only", true}};
-  const std::map<std::string, LangSplices> kernels = {{"q8ta_linear_tiled", bug}, {"q8ta_linear_gemv", bug}};
+  // The tiled GLSL kernel has two K loops (two steps a round for buffers, one for the rest): the bug
+  // goes where both end, before the weights' sums are used.
+  LangSplices tiled = bug;
+  tiled.glsl = {"acc[r] -= pc.x_zp * wsum;", "  wsum += ivec4(4096, 0, 0, 0);  // BUG: dot path only", false};
+  const std::map<std::string, LangSplices> kernels = {{"q8ta_linear_tiled", tiled}, {"q8ta_linear_gemv", bug}};
   auto on_b = broken(kernels, true), off_b = broken(kernels, false);
   ASSERT_TRUE(on_b && off_b);
   // Even seeds: an odd one runs the fallbacks, the scalar path, everywhere (Problem::fallback_paths).
