@@ -455,6 +455,7 @@ BenchTiming GpuBackend::timed(const std::vector<Dispatch>& plan, std::vector<Hos
   try {
     PlanTiming pt = time_plan(plan, buffers, dtype, budget);
     t.seconds = std::move(pt.seconds);
+    for (double& s : t.seconds) s /= budget.stream;  // each interval held `stream` chains
     t.kernels = std::move(pt.kernels);
     t.no_kernel_statistics = t.kernels.empty() ? std::move(pt.no_kernel_statistics) : "";
   } catch (const Unsupported& e) {

@@ -72,8 +72,7 @@ TEST_P(Q8ta, DotProductPathIsTakenOnlyWhenOn) {
   require_dot();
   const LangSplices bug = {{"wsum += ivec4(ts_dot4(w.x, TS_ONES)", "    wsum += ivec4(4096, 0, 0, 0);  // BUG: dot path only", true},
                            {"wsum += vec4<i32>(dot4I8Packed(w.x, ONES)", "        wsum += vec4<i32>(4096, 0, 0, 0);  // BUG: dot path only", true}};
-  // The tiled GLSL kernel has two K loops (two steps a round for buffers, one for the rest): the bug
-  // goes where both end, before the weights' sums are used.
+  // The tiled GLSL kernel's K step is a macro (q8ta_gemm_tile.glsl): its bug goes after the K loops.
   LangSplices tiled = bug;
   tiled.glsl = {"acc[r] -= pc.x_zp * wsum;", "  wsum += ivec4(4096, 0, 0, 0);  // BUG: dot path only", false};
   const std::map<std::string, LangSplices> kernels = {{"q8ta_linear_tiled", tiled}, {"q8ta_linear_gemv", bug}};

@@ -30,6 +30,20 @@ int accumulate(uint xo, uint wo) {
   return acc;
 }
 
+// One K step of a tile: bytes k .. k+3 of its 4 x rows (from xo) and 4 weight rows (from wo), into
+// acc and wsum. A macro, not a function: a function's array argument is copied in and out, code
+// that a CPU device (lavapipe) then compiles for every call.
+#define TILE_STEP(k)                                                                                           \
+  {                                                                                                            \
+    uvec4 w = uvec4(weight_packed4(wo.x + (k)), weight_packed4(wo.y + (k)), weight_packed4(wo.z + (k)),       \
+                    weight_packed4(wo.w + (k)));                                                               \
+    wsum += ivec4(ts_dot4(w.x, TS_ONES), ts_dot4(w.y, TS_ONES), ts_dot4(w.z, TS_ONES), ts_dot4(w.w, TS_ONES));  \
+    for (uint r = 0u; r < 4u; ++r) {                                                                           \
+      uint a = x_packed4(xo[r] + (k));                                                                         \
+      acc[r] += ivec4(ts_dot4(a, w.x), ts_dot4(a, w.y), ts_dot4(a, w.z), ts_dot4(a, w.w));                    \
+    }                                                                                                          \
+  }
+
 void q8ta_gemm_tile(uint g) {
   uint NT = (pc.N + 3u) / 4u;
   if (g >= ((pc.M + 3u) / 4u) * NT) return;
@@ -40,33 +54,17 @@ void q8ta_gemm_tile(uint g) {
   ivec4 acc[4] = ivec4[4](ivec4(0), ivec4(0), ivec4(0), ivec4(0));  // acc[row][column] of the tile
 #ifdef TS_INT_DOT
   ivec4 wsum = ivec4(0);
-  // Two K steps a round, all their loads before any product: a tile's loop is one long dependent
-  // chain where few invocations run (a convolution's small M), so its loads must overlap. Buffers
-  // only: through a texture layout's accessors the doubled loads are large code, which a CPU
-  // device (lavapipe) compiles slowly.
+  // Two K steps a round where x and weight are buffers: a tile's loop is one long dependent chain
+  // where few invocations run (a convolution's small M), so two steps' loads must be in flight at
+  // once. Not through a texture layout's accessors: doubled, they are large code, which a CPU device
+  // (lavapipe) compiles slowly.
   uint k = 0u;
   if (x_is_buffer && weight_is_buffer)
     for (; k + 4u < K4; k += 8u) {
-      uvec4 w = uvec4(weight_packed4(wo.x + k), weight_packed4(wo.y + k), weight_packed4(wo.z + k), weight_packed4(wo.w + k));
-      uvec4 w2 = uvec4(weight_packed4(wo.x + k + 4u), weight_packed4(wo.y + k + 4u), weight_packed4(wo.z + k + 4u),
-                       weight_packed4(wo.w + k + 4u));
-      uvec4 a1 = uvec4(x_packed4(xo[0] + k), x_packed4(xo[1] + k), x_packed4(xo[2] + k), x_packed4(xo[3] + k));
-      uvec4 a2 = uvec4(x_packed4(xo[0] + k + 4u), x_packed4(xo[1] + k + 4u), x_packed4(xo[2] + k + 4u), x_packed4(xo[3] + k + 4u));
-      wsum += ivec4(ts_dot4(w.x, TS_ONES), ts_dot4(w.y, TS_ONES), ts_dot4(w.z, TS_ONES), ts_dot4(w.w, TS_ONES));
-      wsum += ivec4(ts_dot4(w2.x, TS_ONES), ts_dot4(w2.y, TS_ONES), ts_dot4(w2.z, TS_ONES), ts_dot4(w2.w, TS_ONES));
-      for (uint r = 0u; r < 4u; ++r) {
-        acc[r] += ivec4(ts_dot4(a1[r], w.x), ts_dot4(a1[r], w.y), ts_dot4(a1[r], w.z), ts_dot4(a1[r], w.w));
-        acc[r] += ivec4(ts_dot4(a2[r], w2.x), ts_dot4(a2[r], w2.y), ts_dot4(a2[r], w2.z), ts_dot4(a2[r], w2.w));
-      }
+      TILE_STEP(k)
+      TILE_STEP(k + 4u)
     }
-  for (; k < K4; k += 4u) {  // the rest (all of K through texture layouts)
-    uvec4 w = uvec4(weight_packed4(wo.x + k), weight_packed4(wo.y + k), weight_packed4(wo.z + k), weight_packed4(wo.w + k));
-    wsum += ivec4(ts_dot4(w.x, TS_ONES), ts_dot4(w.y, TS_ONES), ts_dot4(w.z, TS_ONES), ts_dot4(w.w, TS_ONES));
-    for (uint r = 0u; r < 4u; ++r) {
-      uint a = x_packed4(xo[r] + k);
-      acc[r] += ivec4(ts_dot4(a, w.x), ts_dot4(a, w.y), ts_dot4(a, w.z), ts_dot4(a, w.w));
-    }
-  }
+  for (; k < K4; k += 4u) TILE_STEP(k)
   for (uint r = 0u; r < 4u; ++r) acc[r] -= pc.x_zp * wsum;
 #else
   for (uint k = 0u; k < K4; k += 4u) {

@@ -141,7 +141,8 @@ void main() {
   [[unroll]] for (uint dn = 0u; dn < DB; ++dn) o[dn] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
   float l = 0.0;
   uint sat = (w * 16u * SS + rr * SS + 8u * half_) / 2u;  // this lane's 8 factors in its score rows
-  uint pat = (SREG + w * 2u * 16u * PS / 4u) + (rr * PS + 16u * half_) / 4u;  // its weights, uvec2
+  uint pbase = SREG + w * 2u * 16u * PS / 4u;          // the subgroup's weights, uvec2
+  uint pat = pbase + (rr * PS + 16u * half_) / 4u;     // this lane's
   fetch(0u, true);
   for (uint c0 = 0u; c0 < limit; c0 += BC) {
     barrier();  // every subgroup is done with the previous keys and values (first: the query rows)
@@ -193,7 +194,6 @@ void main() {
       [[unroll]] for (uint dn = 0u; dn < DB; ++dn)
         for (int i = 0; i < fm.length(); ++i) o[dn][i] *= fm[i];
     }
-    uint pbase = SREG + w * 2u * 16u * PS / 4u;
     [[unroll]] for (uint kk = 0u; kk < BC / 16u; ++kk) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> ph, pl;
       coopMatLoadNV(ph, sm, pbase + 4u * kk, PS / 4u, false);
