@@ -31,7 +31,16 @@ rc::Gen<Case> gen_sdpa(const OpDef& op, DType t, bool valid) {
     // A split prefill longer than a chunk (32 keys and up), one split case in five: its early queries
     // see none of the later chunks' keys, whole chunks masked.
     if (impl == "split" && pos < 1000 && draw::one_in(5)) S = draw::uniform<int64_t>(33, 97);
-    c.set("S", S).set("Hq", Hkv * ratio).set("Hkv", Hkv).set("D", D).set("pos", pos);
+    // One coopmat case in six has more than 132 row tiles of 64 queries (S * ratio / 64 per kv head),
+    // which the plan pairs; small heads keep it cheap.
+    const bool paired = impl == "coopmat" && draw::one_in(6);
+    if (paired) {
+      S = draw::in_range<int64_t>(136, 161);
+      pos = draw::in_range<int64_t>(0, 65);
+      D = 4 * draw::in_range<int64_t>(1, 5);
+      Hkv = 8;
+    }
+    c.set("S", S).set("Hq", Hkv * (paired ? 8 : ratio)).set("Hkv", Hkv).set("D", D).set("pos", pos);
     c.set("impl", impl);
     if (draw::in_range(0, 4) == 0) c.set("Cmax", pos + S + draw::in_range<int64_t>(0, 9));  // 0: a full cache
     if (draw::in_range(0, 4) == 0) c.set("scale_milli", draw::in_range<int64_t>(50, 2000));

@@ -1,5 +1,7 @@
 // sdpa's plan: the four implementations (naive, tiled, split, coopmat) as dispatches, the tolerance
 // of their arithmetic, and its emulation.
+#include <bit>
+#include <array>
 #include "gpu/plans/sdpa.h"
 
 #include <algorithm>
@@ -54,6 +56,11 @@ constexpr int64_t kDecodeOneWaveChunk = 192;  // the longest chunk a one-wave gr
 constexpr uint32_t kCoopmatWg = 128;      // = its WG
 constexpr uint64_t kCoopmatRows = 64;     // = its BR
 constexpr uint32_t kCoopmatSubgroup = 32;
+// Causal row tiles differ in work (tile i sees about i + 1 tiles of keys), so a grid of more row tiles
+// than a large GPU has multiprocessors (132 on an H100) pairs them, a long and a short one a
+// workgroup: the longest workgroup then has about the average work. A smaller grid is not paired:
+// it would halve the workgroups that run at once.
+constexpr uint64_t kCoopmatPairAbove = 132;
 
 struct SplitGeometry {
   bool decode = false;  // sdpa_decode_partial (else sdpa_split_partial)
@@ -205,11 +212,14 @@ std::vector<Dispatch> plan(const Problem& p) {
   v.push_back(dispatch("sdpa_update_cache", S * Hkv * D4));
   if (impl == "coopmat") {
     const uint64_t rtiles = div_up(S * (Hq / Hkv), kCoopmatRows);
-    Dispatch f = dispatch("sdpa_flash_coopmat", rtiles * Hkv * kCoopmatWg);
+    const bool pair = pos < S && rtiles * Hkv > kCoopmatPairAbove;  // causal work uneven, and a grid to spare
+    const uint64_t slots = pair ? div_up(rtiles, 2) : rtiles;
+    Dispatch f = dispatch("sdpa_flash_coopmat", slots * Hkv * kCoopmatWg);
     f.uniforms.erase("n");
     f.uniforms.erase("scale");
     f.uniforms["scale_log2"] = coopmat_scale_log2(p);  // rounded to float32 once, as emulate() has it
     f.uniforms["rtiles"] = double(rtiles);
+    f.uniforms["slots"] = double(slots);
     f.defines.push_back(cat("DB=", div_up(D4, 4), "u"));  // 16-dim blocks of a head: unrolled loops
     f.workgroup = kCoopmatWg;
     f.subgroup = kCoopmatSubgroup;
@@ -312,9 +322,10 @@ std::vector<Dispatch> plan(const Problem& p) {
 //    term, with 2^-130 for the accumulators' own flushes).
 //  - Every operation's unit roundoff is 2^-23 (kUnitTensorCore): tensor cores may truncate their
 //    float32 sums instead of rounding to nearest; the float32 exps, sums and products are covered too.
-//  - The products e v need a float16 weight: w = 2^12 e (exact), w' = w_hi + w_lo, w_hi = float16(w),
-//    w_lo = float16(w - w_hi) (the difference is exact), and 1 / L takes 2^-12 (exact). In any
-//    rounding, each half off by one float16 ulp, and a subnormal half flushed or not (both halves are
+//  - The products e v need a float16 weight: w = 2^12 e (exact), w' = w_hi + w_lo, w_hi = w cut to
+//    float16's 11 significant bits, w_lo = float16(w - w_hi) (the difference is exact), and 1 / L
+//    takes 2^-12 (exact). Cut or rounded in any direction, each half is off by less than one float16
+//    ulp, and a subnormal half flushed or not (both halves are
 //    normal down to e = 2^-15; below, a half is at most 2^-14 w = 2^-26 of e): |2^-12 w' - e_c| <=
 //    2^-20 e_c + 2^-26 <= 2^-20 e_c + 2^-24, so out moves by at most 2^-20 sum_c p_c |v_cd| (written
 //    2^-19 times the bound's sum_c p_c (1 + r_c) |v_cd|) plus n 2^-24 max|v_cd| / L, L >= 1/2.
@@ -399,12 +410,13 @@ Tolerance tolerance(const Problem& p) {
 }
 
 // Coverage of the split partials: the causal mask inside each (S > 1: keys to hide; a chunk none
-// of query 0's keys reach).
+// of query 0's keys reach); and of the flash kernel's paired row tiles.
 std::vector<std::string> plan_classes(const Expected& e, const std::vector<Dispatch>& plan) {
   const Case& c = e.c;
   const int64_t S = c.get("S"), pos = c.get("pos", 0);
   std::vector<std::string> out;
   for (const Dispatch& d : plan) {
+    if (d.kernel == "sdpa_flash_coopmat" && d.uniforms.at("slots") < d.uniforms.at("rtiles")) out.push_back(d.kernel + ": paired row tiles");
     auto chunk = d.uniforms.find("chunk");
     if (d.kernel.find("partial") == std::string::npos || chunk == d.uniforms.end() || S == 1) continue;
     out.push_back(d.kernel + ": S>1, keys masked");
@@ -415,7 +427,7 @@ std::vector<std::string> plan_classes(const Expected& e, const std::vector<Dispa
 
 std::vector<std::string> expected_plan_classes(const OpDef&) {
   return {"sdpa_split_partial: S>1, keys masked", "sdpa_split_partial: a chunk wholly masked",
-          "sdpa_decode_partial: S>1, keys masked"};
+          "sdpa_decode_partial: S>1, keys masked", "sdpa_flash_coopmat: paired row tiles"};
 }
 
 // sdpa impl=split (gpu/vulkan/shaders/sdpa_split_*.comp): scores as vec4 dots accumulated over the
@@ -529,10 +541,10 @@ std::vector<float> sdpa_split(const Problem& p, const Floats& in, const std::vec
 // sdpa impl=coopmat (sdpa_flash_coopmat.comp): scores as tiled's times scale2 (log2 units; the
 // tensor cores' summation order is theirs: emulated in order), in tiles of 32 keys: R the ceiling
 // of the row's largest score so far, the sums so far times 2^(R_old - R) (0 past 2^-126) where R
-// rises, e = exp2(y - R); l adds each row's keys in two strided halves (keys c with c % 32 < 16,
-// and the rest; the kernel starts each tile's 16 at a column of its own, emulated in key order: the
-// bound holds for any order), then the halves; the weighted sum adds w_hi v and w_lo v (w = 4096 e,
-// w_hi = float16(w), w_lo = float16(w - w_hi)) in key order; out = sum * (1 / l) / 4096.
+// rises, e = exp2(y - R); l in 16 partial sums, the one of column j taking keys c with c % 16 = j in
+// key order (and the rises' factors), then columns 0..7 and 8..15 each in order, then the two; the
+// weighted sum adds w_hi v and w_lo v (w = 4096 e, w_hi = w cut to 11 significant bits, w_lo =
+// float16(w - w_hi)) in key order; out = sum * (1 / l) / 4096.
 // The score of query row `row` (s * Hq + h) against key c of kv head kvh: a float32 dot product in
 // head-dim order, then the scale (naive's, tiled's and coopmat's order alike).
 float scaled_dot(const std::vector<float>& q, const std::vector<float>& K, int64_t row, int64_t c, int64_t kvh,
@@ -556,20 +568,20 @@ std::vector<float> sdpa_coopmat(const Problem& p, const Floats& in, const std::v
       std::vector<float> y(static_cast<size_t>(n)), acc(static_cast<size_t>(D), 0.0f);
       for (int64_t c = 0; c < n; ++c) y[size_t(c)] = scaled_dot(q, K, row, c, kvh, Hkv, D, scale2);
       constexpr float kMasked = -1.0e30f;
-      float R = kMasked, l0 = 0.0f, l1 = 0.0f;
+      float R = kMasked;
+      std::array<float, 16> L{};
       for (int64_t c0 = 0; c0 < n; c0 += 32) {
         const int64_t c1 = std::min(c0 + 32, n);
         const float Rn = std::max(R, std::ceil(*std::max_element(y.begin() + c0, y.begin() + c1)));
         const float f = R == Rn ? 1.0f : R == kMasked || R - Rn < -126.0f ? 0.0f : std::ldexp(1.0f, int(R - Rn));
         R = Rn;
-        l0 *= f;
-        l1 *= f;
+        for (float& a : L) a *= f;
         for (float& a : acc) a *= f;
         for (int64_t c = c0; c < c1; ++c) {
           const float t = y[size_t(c)] - R;
           const float e = push(float(std::exp2(double(t))), 2 + 2 * std::fabs(t), up);
-          (c % 32 < 16 ? l0 : l1) += e;
-          const float w = 4096.0f * e, hi = f16(w), lo = f16(w - hi);
+          L[size_t(c % 16)] += e;
+          const float w = 4096.0f * e, hi = std::bit_cast<float>(std::bit_cast<uint32_t>(w) & 0xFFFFE000u), lo = f16(w - hi);
           for (int64_t d = 0; d < D; ++d) {
             const float v = V[size_t((c * Hkv + kvh) * D + d)];
             acc[size_t(d)] += hi * v;
@@ -577,6 +589,9 @@ std::vector<float> sdpa_coopmat(const Problem& p, const Floats& in, const std::v
           }
         }
       }
+      float l0 = 0.0f, l1 = 0.0f;
+      for (size_t j = 0; j < 8; ++j) l0 += L[j];
+      for (size_t j = 8; j < 16; ++j) l1 += L[j];
       const float inv = push(1.0f / (l0 + l1), 1, up);
       for (int64_t d = 0; d < D; ++d) o[size_t(row * D + d)] = acc[size_t(d)] * (inv * (1.0f / 4096.0f));
     }

@@ -5,8 +5,9 @@
 //   out[s,h,:] = (sum_c 2^(y_c - R) v_cache[c,kvh,:]) / (sum_c 2^(y_c - R))   for any reference R
 // Query rows of kv head kvh are r = s*G + g (head h = kvh*G + g), as sdpa_qk_tiled has them: the G
 // heads sharing a kv head share every K/V tile. A workgroup of 4 subgroups (Dispatch::subgroup = 32)
-// takes BR = 64 rows; subgroup w owns rows 16w .. 16w+15, its Q fragments held in registers. The
-// workgroups with the most keys (the last rows, causal) come first in the grid.
+// takes BR = 64 rows (a row tile); subgroup w owns rows 16w .. 16w+15, its Q fragments held in
+// registers. The workgroups with the most keys (the last rows, causal) come first in the grid; where
+// the plan pairs row tiles (slots < rtiles), a workgroup takes a long one and then a short one.
 // Keys go in tiles of BC = 32 up to the workgroup's causal limit: each invocation loads its share of
 // the next tile's keys and values into registers while the subgroups work on the current one, which
 // the shared buffers hold (zero past D and past ctx); DB = ceil(D / 16) (the plan's define) 16-dim
@@ -16,18 +17,23 @@
 // weights are e = exp2(y - R) <= 1 (the largest one of a row >= 1/2), and where a tile raises R by
 // j, the row's sums so far are multiplied by 2^-j: exact (a power of two; past 2^-126 they are
 // dropped, at most 2^-126 of their size), so every weight passes one exp2 and no rounding else,
-// as in a two-pass softmax whose max were R (gpu/plans/sdpa.cpp, "impl=coopmat"). Rows live spread
-// over the lanes in the accumulators' own layout, so a tile's factors are stored as a 16x16 matrix
-// (row r: its factor) and loaded as one: element i of it scales element i of every accumulator.
+// as in a two-pass softmax whose max were R (gpu/plans/sdpa.cpp, "impl=coopmat").
+// Rows live spread over the lanes in the accumulators' own layout, which no API states. So whatever
+// needs a row's value goes through a 16x16 matrix stored by lanes and loaded as one: element i of it
+// belongs to element i of every accumulator. The scores go out once, for the row maxima (lane pair
+// (2i, 2i+1) reads row i, 16 keys each); over them the lanes write what each score's exponent
+// subtracts (R, or KILL past the causal limit), and where R rises, a matrix of the rows' factors.
+// The weights are then computed in the scores' own registers, and their sums l kept there too, one
+// partial sum per element (added along the rows at the end).
 // The A operand of the weighted sum must be float16: a weight is scaled, w = 2^12 e (exact), and
-// split w_hi = float16(w), w_lo = float16(w - w_hi); both multiply V (two products, one float32
-// accumulator), which keeps e to about 2^-20 relative, and out takes the 2^-12 back with 1 / l. The
-// scale keeps both halves normal float16 numbers down to e = 2^-15 (w_hi down to 2^-26): a device
-// that flushes float16 subnormals (the specs allow it without DenormPreserve, in conversions and on
-// tensor cores alike) loses at most 2^-26 of a weight.
-// Lane pair (2i, 2i+1) of a subgroup does row i's softmax, 16 keys each; their sums l are added at
-// the end. One shared array holds everything as uvec2 (glslang 12 loads float16 cooperative matrices
-// from scalar or uint arrays only): the query rows, later over them the scores and the weights.
+// split into w_hi, w cut to 11 significant bits, and w_lo = float16(w - w_hi); both multiply V (two
+// products, one float32 accumulator), which keeps e to about 2^-20 relative, and out takes the 2^-12
+// back with 1 / l. The scale keeps both halves normal float16 numbers down to e = 2^-15 (w_hi down
+// to 2^-26): a device that flushes float16 subnormals (the specs allow it without DenormPreserve,
+// in conversions and on tensor cores alike) loses at most 2^-26 of a weight. The halves go from
+// float32 accumulators to float16 A operands by a conversion of the matrices, no memory between.
+// One shared array holds everything as uvec2 (glslang 12 loads float16 cooperative matrices from
+// scalar or uint arrays only): the query rows, later over them the scores and the factors.
 #extension GL_NV_cooperative_matrix : enable
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_KHR_shader_subgroup_basic : enable
@@ -38,7 +44,7 @@ layout(std430, binding = 1) readonly buffer KC { f16vec4 k_cache[]; };
 layout(std430, binding = 2) readonly buffer VC { f16vec4 v_cache[]; };
 TS_OUTPUT(out, 3)
 layout(push_constant) uniform Params {
-  uint S; uint Hq; uint Hkv; uint D4; uint pos; uint ctx; float scale_log2; uint rtiles;
+  uint S; uint Hq; uint Hkv; uint D4; uint pos; uint ctx; float scale_log2; uint rtiles; uint slots;
 } pc;
 
 const uint WG = 128u;            // = Dispatch::workgroup: 4 subgroups of 32
@@ -51,12 +57,12 @@ const uint DQ = 4u * DB;         // quads (4 halves, a uvec2) of a staged row
 const uint DP = DQ + 2u;         // a staged row in quads, padded: a 16-byte multiple off the banks' period
 const uint LQ = BC * DQ / WG;    // quads of a tile each invocation stages (= DB)
 const uint SS = BC + 2u;         // floats of a row of scores (padded)
-const uint PS = BC + 8u;         // halves of a row of weights (padded, 16-byte rows)
+const uint FS = 16u + 2u;        // floats of a row of a factor matrix (padded)
 const uint QREG = BR * DP;                            // the query rows (until they are in registers)
 const uint SREG = 4u * 16u * SS / 2u;                 // per subgroup 16 rows of scores, as uvec2
-const uint PREG = 4u * 2u * 16u * PS / 4u;            // per subgroup hi and lo weights of 16 rows
-const uint KOFF = max(QREG, SREG + PREG), VOFF = KOFF + BC * DP;
-const float MASKED = -1.0e30;
+const uint FREG = 4u * 16u * FS / 2u;                 // per subgroup a 16x16 matrix of row factors
+const uint KOFF = max(QREG, SREG + FREG), VOFF = KOFF + BC * DP;
+const float MASKED = -1.0e30, KILL = 1.0e30;
 
 shared uvec2 sm[VOFF + BC * DP];
 
@@ -86,15 +92,15 @@ void put(bool values) {
 }
 
 // The subgroup's 16 x BC scores of the staged keys (unscaled dots) into its score rows.
-void scores(uint w, fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[DB]) {
+void scores(uint w, fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[DB], out fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> sc[BC / 16u]) {
   [[unroll]] for (uint j = 0u; j < BC / 16u; ++j) {
-    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> sc = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+    sc[j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
     [[unroll]] for (uint kk = 0u; kk < DB; ++kk) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> kb;
       coopMatLoadNV(kb, sm, KOFF + (16u * j) * DP + 4u * kk, DP, true);
-      sc = coopMatMulAddNV(qa[kk], kb, sc);
+      sc[j] = coopMatMulAddNV(qa[kk], kb, sc[j]);
     }
-    coopMatStoreNV(sc, sm, (w * 16u * SS + 16u * j) / 2u, SS / 2u, false);
+    coopMatStoreNV(sc[j], sm, (w * 16u * SS + 16u * j) / 2u, SS / 2u, false);
   }
   subgroupMemoryBarrierShared();
   subgroupBarrier();
@@ -110,17 +116,14 @@ void row_scores(uint w, uint rr, uint half_, out float s[16]) {
   }
 }
 
-void main() {
-  uint g = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
-  if (g >= pc.rtiles * pc.Hkv) return;  // a folded grid's spare workgroups, whole
-  kvh = g / pc.rtiles;
+// Rows r0 .. r0+BR-1 of kv head kvh, whole.
+void attend(uint r0) {
   uint G = pc.Hq / pc.Hkv, rows = pc.S * G;
-  uint r0 = (pc.rtiles - 1u - g % pc.rtiles) * BR;  // the longest rows first
   uint w = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-  l_ = ts_local_index();
   // The workgroup's causal limit: its last row's keys.
   uint limit = min(pc.ctx, pc.pos + (min(r0 + BR, rows) - 1u) / G + 1u);
 
+  barrier();  // a row tile before: every subgroup is done with its rows in shared memory
   fetch(0u, false);
   for (uint e = l_; e < BR * DQ; e += WG) {
     uint i = e / DQ, d4 = e % DQ, r = r0 + i;
@@ -139,10 +142,9 @@ void main() {
   float R = MASKED;  // the row's reference: the ceiling of its largest score so far (MASKED: none yet)
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> o[DB];
   [[unroll]] for (uint dn = 0u; dn < DB; ++dn) o[dn] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
-  float l = 0.0;
-  uint sat = (w * 16u * SS + rr * SS + 8u * half_) / 2u;  // this lane's 8 factors in its score rows
-  uint pbase = SREG + w * 2u * 16u * PS / 4u;          // the subgroup's weights, uvec2
-  uint pat = pbase + (rr * PS + 16u * half_) / 4u;     // this lane's
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> lsum = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  uint sat = (w * 16u * SS + rr * SS + 16u * half_) / 2u;  // this lane's 16 scores in its score rows
+  uint fbase = SREG + w * 16u * FS / 2u;                   // the subgroup's factor matrix, uvec2
   fetch(0u, true);
   for (uint c0 = 0u; c0 < limit; c0 += BC) {
     barrier();  // every subgroup is done with the previous keys and values (first: the query rows)
@@ -153,7 +155,8 @@ void main() {
       fetch(c0 + BC, false);
       fetch(c0 + BC, true);
     }
-    scores(w, qa);
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> sc[BC / 16u];
+    scores(w, qa, sc);
     row_scores(w, rr, half_, s);
     float top = MASKED;
     [[unroll]] for (uint k = 0u; k < 16u; ++k)
@@ -163,48 +166,54 @@ void main() {
     float Rn = max(R, ceil(top));
     float f = R == Rn ? 1.0 : R == MASKED || R - Rn < -126.0 ? 0.0 : intBitsToFloat((127 + int(R - Rn)) << 23);
     R = Rn;
-    l *= f;
-    [[unroll]] for (uint k = 0u; k < 16u; k += 4u) {
-      vec4 hi4, lo4;
-      [[unroll]] for (uint t = 0u; t < 4u; ++t) {
-        uint kk = k + t;
-        float e = c0 + 16u * half_ + kk < n ? exp2(pc.scale_log2 * s[kk] - R) : 0.0;  // @marker weight
-        l += e;
-        // The high half rounded in the preamble's integer arithmetic: a compiler may fold
-        // float(float16_t(w)) back to w, which would leave the low half 0.
-        float wt = 4096.0 * e, hi = ts_f16_round(wt);
-        hi4[t] = hi;  // exact in float16
-        lo4[t] = wt - hi;
-      }
-      sm[pat + k / 4u] = quad(f16vec4(hi4));
-      sm[pat + 16u * PS / 4u + k / 4u] = quad(f16vec4(lo4));
-    }
-    // The row's factor over its 16 columns of the subgroup's factor matrix, over its scores once
-    // every lane has read them.
+    // Over the scores this lane read: what each score's exponent subtracts, R, or KILL where the key
+    // is past the row's causal limit (its weight exp2(y - KILL) is 0).
+    [[unroll]] for (uint k = 0u; k < 16u; k += 2u)
+      sm[sat + k / 2u] = floatBitsToUint(vec2(c0 + 16u * half_ + k < n ? R : KILL, c0 + 16u * half_ + k + 1u < n ? R : KILL));
     bool raised = subgroupAny(f != 1.0);
-    if (raised) {
-      subgroupBarrier();
-      [[unroll]] for (uint k = 0u; k < 8u; k += 2u) sm[sat + k / 2u] = floatBitsToUint(vec2(f));
-    }
+    if (raised) [[unroll]] for (uint k = 0u; k < 8u; k += 2u) sm[fbase + (rr * FS + 8u * half_ + k) / 2u] = floatBitsToUint(vec2(f));
     subgroupMemoryBarrierShared();
     subgroupBarrier();
     if (raised) {
       fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> fm;
-      coopMatLoadNV(fm, sm, (w * 16u * SS) / 2u, SS / 2u, false);
+      coopMatLoadNV(fm, sm, fbase, FS / 2u, false);
+      [[unroll]] for (int i = 0; i < fm.length(); ++i) lsum[i] *= fm[i];
       [[unroll]] for (uint dn = 0u; dn < DB; ++dn)
-        for (int i = 0; i < fm.length(); ++i) o[dn][i] *= fm[i];
+        [[unroll]] for (int i = 0; i < fm.length(); ++i) o[dn][i] *= fm[i];
     }
-    [[unroll]] for (uint kk = 0u; kk < BC / 16u; ++kk) {
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> ph, pl;
-      coopMatLoadNV(ph, sm, pbase + 4u * kk, PS / 4u, false);
-      coopMatLoadNV(pl, sm, pbase + 16u * PS / 4u + 4u * kk, PS / 4u, false);
+    // Each 16 keys: the weights in the scores' own registers, split into float16 halves there, and
+    // the halves as the A operand of the weighted sum (a conversion, not a trip through memory).
+    [[unroll]] for (uint j = 0u; j < BC / 16u; ++j) {
+      fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> sub, hi, lo;
+      coopMatLoadNV(sub, sm, (w * 16u * SS + 16u * j) / 2u, SS / 2u, false);
+      [[unroll]] for (int i = 0; i < sub.length(); ++i) {
+        float e = exp2(pc.scale_log2 * sc[j][i] - sub[i]);  // @marker weight
+        lsum[i] += e;
+        // A cut, not a rounding: no compiler can fold a bit mask away (float(float16_t(w)) it may).
+        float wt = 4096.0 * e, h = uintBitsToFloat(floatBitsToUint(wt) & 0xFFFFE000u);
+        hi[i] = h;
+        lo[i] = wt - h;
+      }
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> ph = fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>(hi);
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> pl = fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>(lo);
       [[unroll]] for (uint dn = 0u; dn < DB; ++dn) {
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> vb;
-        coopMatLoadNV(vb, sm, VOFF + (16u * kk) * DP + 4u * dn, DP, false);
+        coopMatLoadNV(vb, sm, VOFF + (16u * j) * DP + 4u * dn, DP, false);
         o[dn] = coopMatMulAddNV(ph, vb, o[dn]);
         o[dn] = coopMatMulAddNV(pl, vb, o[dn]);
       }
     }
+  }
+  // The row sums: each element of lsum holds one column's share of its row.
+  subgroupBarrier();  // the lanes are done reading the score rows
+  coopMatStoreNV(lsum, sm, (w * 16u * SS) / 2u, SS / 2u, false);
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+  float l = 0.0;
+  [[unroll]] for (uint k = 0u; k < 8u; k += 2u) {
+    vec2 v = uintBitsToFloat(sm[(w * 16u * SS + rr * SS + 8u * half_ + k) / 2u]);
+    l += v.x;
+    l += v.y;
   }
   l += subgroupShuffleXor(l, 1u);
   float inv = 1.0 / l * (1.0 / 4096.0);
@@ -226,4 +235,16 @@ void main() {
       out_store(out_texel_of(row + d), vec4(s[4u * t], s[4u * t + 1u], s[4u * t + 2u], s[4u * t + 3u]) * inv);
     }
   }
+}
+
+void main() {
+  uint g = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
+  if (g >= pc.slots * pc.Hkv) return;  // a folded grid's spare workgroups, whole
+  kvh = g / pc.slots;
+  l_ = ts_local_index();
+  uint t = g % pc.slots, first = pc.rtiles - 1u - t;
+  attend(first * BR);  // the longest rows first
+  // Paired (the plan's slots < rtiles): the t-th shortest row tile too, so that every workgroup has
+  // about as many keys as any other (causal: row tile i sees about i + 1 tiles of keys).
+  if (pc.slots < pc.rtiles && t < first) attend(t * BR);
 }
