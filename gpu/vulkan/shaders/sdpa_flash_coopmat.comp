@@ -243,8 +243,9 @@ void main() {
   kvh = g / pc.slots;
   l_ = ts_local_index();
   uint t = g % pc.slots, first = pc.rtiles - 1u - t;
-  attend(first * BR);  // the longest rows first
   // Paired (the plan's slots < rtiles): the t-th shortest row tile too, so that every workgroup has
-  // about as many keys as any other (causal: row tile i sees about i + 1 tiles of keys).
-  if (pc.slots < pc.rtiles && t < first) attend(t * BR);
+  // about as many keys as any other (causal: row tile i sees about i + 1 tiles of keys). One call
+  // site: two would compile the whole kernel twice, and the larger code runs slower.
+  uint tiles = pc.slots < pc.rtiles && t < first ? 2u : 1u;
+  [[dont_unroll]] for (uint i = 0u; i < tiles; ++i) attend((i == 0u ? first : t) * BR);  // the longest rows first
 }
