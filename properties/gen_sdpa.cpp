@@ -31,8 +31,8 @@ rc::Gen<Case> gen_sdpa(const OpDef& op, DType t, bool valid) {
     // A split prefill longer than a chunk (32 keys and up), one split case in five: its early queries
     // see none of the later chunks' keys, whole chunks masked.
     if (impl == "split" && pos < 1000 && draw::one_in(5)) S = draw::uniform<int64_t>(33, 97);
-    // One coopmat case in six has more than 132 row tiles of 64 queries (S * ratio / 64 per kv head),
-    // which the plan pairs; small heads keep it cheap.
+    // One coopmat case in six has a grid the plan pairs: more than 132 row tiles of 64 query rows
+    // (8 kv heads of 8 query heads and S >= 136: 8 * ceil(8 S / 64) >= 136); small heads keep it cheap.
     const bool paired = impl == "coopmat" && draw::one_in(6);
     if (paired) {
       S = draw::in_range<int64_t>(136, 161);

@@ -1,10 +1,10 @@
 // sdpa's plan: the four implementations (naive, tiled, split, coopmat) as dispatches, the tolerance
 // of their arithmetic, and its emulation.
-#include <bit>
-#include <array>
 #include "gpu/plans/sdpa.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 
