@@ -56,6 +56,7 @@ const uint BC = 32u;             // keys a tile
 const uint DQ = 4u * DB;         // quads (4 halves, a uvec2) of a staged row
 const uint DP = DQ + 2u;         // a staged row in quads, padded: a 16-byte multiple off the banks' period
 const uint LQ = BC * DQ / WG;    // quads of a tile each invocation stages (= DB)
+const uint QL = BR * DQ / WG;    // quads of the query rows each invocation stages (= 2 DB)
 const uint SS = BC + 2u;         // floats of a row of scores (padded)
 const uint FS = 16u + 2u;        // floats of a row of a factor matrix (padded)
 const uint QREG = BR * DP;                            // the query rows (until they are in registers)
@@ -125,11 +126,16 @@ void attend(uint r0) {
 
   barrier();  // a row tile before: every subgroup is done with its rows in shared memory
   fetch(0u, false);
-  for (uint e = l_; e < BR * DQ; e += WG) {
-    uint i = e / DQ, d4 = e % DQ, r = r0 + i;
-    vec4 v = vec4(0.0);
-    if (r < rows && d4 < pc.D4) v = q_at4(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + d4));
-    sm[i * DP + d4] = quad(f16vec4(v));  // exact: the case is float16
+  // The query rows: every load first, then every store (a loop of load-then-store waits out a load
+  // per round trip).
+  vec4 qv[QL];
+  [[unroll]] for (uint x = 0u; x < QL; ++x) {
+    uint e = l_ + WG * x, r = r0 + e / DQ, d4 = e % DQ;
+    qv[x] = r < rows && d4 < pc.D4 ? q_at4(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + d4)) : vec4(0.0);
+  }
+  [[unroll]] for (uint x = 0u; x < QL; ++x) {
+    uint e = l_ + WG * x;
+    sm[(e / DQ) * DP + e % DQ] = quad(f16vec4(qv[x]));  // exact: the case is float16
   }
   barrier();
   fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[DB];
