@@ -33,7 +33,8 @@
 // in conversions and on tensor cores alike) loses at most 2^-26 of a weight. The halves go from
 // float32 accumulators to float16 A operands by a conversion of the matrices, no memory between.
 // One shared array holds everything as uvec2 (glslang 12 loads float16 cooperative matrices from
-// scalar or uint arrays only): the query rows, later over them the scores and the factors.
+// scalar or uint arrays only): the query rows, later over them the scores and the factors, and at
+// the end the output.
 #extension GL_NV_cooperative_matrix : enable
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_KHR_shader_subgroup_basic : enable
@@ -63,9 +64,11 @@ const uint QREG = BR * DP;                            // the query rows (until t
 const uint SREG = 4u * 16u * SS / 2u;                 // per subgroup 16 rows of scores, as uvec2
 const uint FREG = 4u * 16u * FS / 2u;                 // per subgroup a 16x16 matrix of row factors
 const uint KOFF = max(QREG, SREG + FREG), VOFF = KOFF + BC * DP;
+const uint OS = 16u * DB + 8u;                        // floats of a row of out at the end (padded)
+const uint OREG = 4u * 16u * OS / 2u;                 // per subgroup 16 rows of out, as uvec2
 const float MASKED = -1.0e30, KILL = 1.0e30;
 
-shared uvec2 sm[VOFF + BC * DP];
+shared uvec2 sm[max(VOFF + BC * DP, OREG)];
 
 uint kvh, l_;
 uvec2 kr[LQ], vr[LQ];  // this invocation's share of the next tile
@@ -224,22 +227,19 @@ void attend(uint r0) {
   l += subgroupShuffleXor(l, 1u);
   float inv = 1.0 / l * (1.0 / 4096.0);
 
-  // Two 16x16 blocks of the strip's output at a time through its score rows; lane (rr, half_) stores
-  // row rr's 16 dims of block dn + half_, four texels (D % 4 == 0: a texel never straddles rows).
-  [[unroll]] for (uint dn = 0u; dn < DB; dn += 2u) {
-    subgroupBarrier();  // the lanes are done reading the score rows
-    coopMatStoreNV(o[dn], sm, (w * 16u * SS) / 2u, SS / 2u, false);
-    if (dn + 1u < DB) coopMatStoreNV(o[dn + 1u], sm, (w * 16u * SS + 16u) / 2u, SS / 2u, false);
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();
-    if (r >= rows) continue;
-    row_scores(w, rr, half_, s);
-    uint row = ((r / G) * pc.Hq + kvh * G + r % G) * 4u * pc.D4;
-    [[unroll]] for (uint t = 0u; t < 4u; ++t) {
-      uint d = 16u * (dn + half_) + 4u * t;
-      if (d >= 4u * pc.D4) continue;
-      out_store(out_texel_of(row + d), vec4(s[4u * t], s[4u * t + 1u], s[4u * t + 2u], s[4u * t + 3u]) * inv);
-    }
+  // The strip's output through shared memory in one go: every subgroup has its l, so the whole array
+  // is free; lane (rr, half_) stores its half of row rr, texels of 4 dims (D % 4 == 0: a texel never
+  // straddles rows).
+  barrier();
+  uint ob = w * 16u * OS / 2u;  // the strip's 16 rows of out, uvec2
+  [[unroll]] for (uint dn = 0u; dn < DB; ++dn) coopMatStoreNV(o[dn], sm, ob + 8u * dn, OS / 2u, false);
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+  uint row = ((r / G) * pc.Hq + kvh * G + r % G) * 4u * pc.D4;
+  [[unroll]] for (uint t = 0u; t < 2u * DB; ++t) {
+    uint d = 8u * DB * half_ + 4u * t, at = ob + (rr * OS + d) / 2u;
+    if (r < rows && d < 4u * pc.D4)
+      out_store(out_texel_of(row + d), vec4(uintBitsToFloat(sm[at]), uintBitsToFloat(sm[at + 1u])) * inv);
   }
 }
 
