@@ -108,9 +108,10 @@ struct TimingBudget {
   double max_seconds = 0.5;
   // Dispatch chains per timed interval: an interval runs the case's chain this many times back to
   // back (with the barriers between them that one chain has between its dispatches) and counts as
-  // one repetition of its time / stream (GpuBackend::timed divides; a backend times whole intervals). 1 times each chain alone; more times it the way a model
-  // runs it, in a stream, where a backend's fixed cost around each interval (Dawn's pass timestamps
-  // and their query resets, a dispatch's launch) is shared.
+  // one repetition of its time / stream (GpuBackend::timed divides; a backend times whole intervals).
+  // 1 times each chain alone; more times it the way a model runs it, in a stream, where a backend's
+  // fixed cost around each interval (Dawn's pass timestamps and their query resets, a dispatch's
+  // launch) is shared.
   uint32_t stream = 1;
 };
 

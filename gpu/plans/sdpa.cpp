@@ -57,8 +57,8 @@ constexpr uint32_t kCoopmatWg = 128;      // = its WG
 constexpr uint64_t kCoopmatRows = 64;     // = its BR
 constexpr uint32_t kCoopmatSubgroup = 32;
 // Causal row tiles differ in work (tile i sees about i + 1 tiles of keys), so a grid of more row tiles
-// than a large GPU has multiprocessors (132 on an H100) pairs them, a long and a short one a
-// workgroup: the longest workgroup then has about the average work. A smaller grid is not paired:
+// than the largest GPUs have multiprocessors (132) pairs them, a long and a short one a workgroup:
+// the longest workgroup then has about the average work. A smaller grid is not paired:
 // it would halve the workgroups that run at once.
 constexpr uint64_t kCoopmatPairAbove = 132;
 
@@ -416,7 +416,8 @@ std::vector<std::string> plan_classes(const Expected& e, const std::vector<Dispa
   const int64_t S = c.get("S"), pos = c.get("pos", 0);
   std::vector<std::string> out;
   for (const Dispatch& d : plan) {
-    if (d.kernel == "sdpa_flash_coopmat" && d.uniforms.at("slots") < d.uniforms.at("rtiles")) out.push_back(d.kernel + ": paired row tiles");
+    if (d.kernel == "sdpa_flash_coopmat" && d.uniforms.at("slots") < d.uniforms.at("rtiles"))
+      out.push_back(d.kernel + ": paired row tiles");
     auto chunk = d.uniforms.find("chunk");
     if (d.kernel.find("partial") == std::string::npos || chunk == d.uniforms.end() || S == 1) continue;
     out.push_back(d.kernel + ": S>1, keys masked");
@@ -581,7 +582,8 @@ std::vector<float> sdpa_coopmat(const Problem& p, const Floats& in, const std::v
           const float t = y[size_t(c)] - R;
           const float e = push(float(std::exp2(double(t))), 2 + 2 * std::fabs(t), up);
           L[size_t(c % 16)] += e;
-          const float w = 4096.0f * e, hi = std::bit_cast<float>(std::bit_cast<uint32_t>(w) & 0xFFFFE000u), lo = f16(w - hi);
+          const float w = 4096.0f * e;
+          const float hi = std::bit_cast<float>(std::bit_cast<uint32_t>(w) & 0xFFFFE000u), lo = f16(w - hi);
           for (int64_t d = 0; d < D; ++d) {
             const float v = V[size_t((c * Hkv + kvh) * D + d)];
             acc[size_t(d)] += hi * v;

@@ -96,7 +96,8 @@ void put(bool values) {
 }
 
 // The subgroup's 16 x BC scores of the staged keys (unscaled dots) into its score rows.
-void scores(uint w, fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[DB], out fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> sc[BC / 16u]) {
+void scores(uint w, fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[DB],
+            out fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> sc[BC / 16u]) {
   [[unroll]] for (uint j = 0u; j < BC / 16u; ++j) {
     sc[j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
     [[unroll]] for (uint kk = 0u; kk < DB; ++kk) {
@@ -167,9 +168,10 @@ void attend(uint r0) {
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> sc[BC / 16u];
     scores(w, qa, sc);
     row_scores(w, rr, half_, s);
+    uint c = c0 + 16u * half_;  // the key of s[0]
     float top = MASKED;
     [[unroll]] for (uint k = 0u; k < 16u; ++k)
-      if (c0 + 16u * half_ + k < n) top = max(top, pc.scale_log2 * s[k]);
+      if (c + k < n) top = max(top, pc.scale_log2 * s[k]);
     top = max(top, subgroupShuffleXor(top, 1u));
     // A power of two: R and its successor are integers, and R - Rn >= -126 is a normal float.
     float Rn = max(R, ceil(top));
@@ -178,9 +180,11 @@ void attend(uint r0) {
     // Over the scores this lane read: what each score's exponent subtracts, R, or KILL where the key
     // is past the row's causal limit (its weight exp2(y - KILL) is 0).
     [[unroll]] for (uint k = 0u; k < 16u; k += 2u)
-      sm[sat + k / 2u] = floatBitsToUint(vec2(c0 + 16u * half_ + k < n ? R : KILL, c0 + 16u * half_ + k + 1u < n ? R : KILL));
+      sm[sat + k / 2u] = floatBitsToUint(vec2(c + k < n ? R : KILL, c + k + 1u < n ? R : KILL));
     bool raised = subgroupAny(f != 1.0);
-    if (raised) [[unroll]] for (uint k = 0u; k < 8u; k += 2u) sm[fbase + (rr * FS + 8u * half_ + k) / 2u] = floatBitsToUint(vec2(f));
+    if (raised)
+      [[unroll]] for (uint k = 0u; k < 8u; k += 2u)
+        sm[fbase + (rr * FS + 8u * half_ + k) / 2u] = floatBitsToUint(vec2(f));
     subgroupMemoryBarrierShared();
     subgroupBarrier();
     if (raised) {
