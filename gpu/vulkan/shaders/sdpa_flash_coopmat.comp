@@ -131,11 +131,13 @@ void attend(uint r0) {
   barrier();  // a row tile before: every subgroup is done with its rows in shared memory
   fetch(0u, false);
   // The query rows: every load first, then every store (a loop of load-then-store waits out a load
-  // per round trip).
+  // per round trip). Each load unconditional, from a clamped index, and zeroed after: a load under
+  // a branch was waited out before the next one was issued.
   vec4 qv[QL];
   [[unroll]] for (uint x = 0u; x < QL; ++x) {
-    uint e = l_ + WG * x, r = r0 + e / DQ, d4 = e % DQ;
-    qv[x] = r < rows && d4 < pc.D4 ? q_at4(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + d4)) : vec4(0.0);
+    uint e = l_ + WG * x, r = r0 + e / DQ, d4 = e % DQ, rc = min(r, rows - 1u);
+    qv[x] = q_at4(4u * (((rc / G) * pc.Hq + kvh * G + rc % G) * pc.D4 + min(d4, pc.D4 - 1u)));
+    if (!(r < rows && d4 < pc.D4)) qv[x] = vec4(0.0);
   }
   [[unroll]] for (uint x = 0u; x < QL; ++x) {
     uint e = l_ + WG * x;
@@ -233,17 +235,18 @@ void attend(uint r0) {
 
   // The strip's output through shared memory in one go: every subgroup has its l, so the whole array
   // is free; lane (rr, half_) stores its half of row rr, texels of 4 dims (D % 4 == 0: a texel never
-  // straddles rows).
+  // straddles rows, and is whole: out_store_texel, no lane count). The loop is not unrolled: one
+  // copy of the store's conversion, not 2 DB (they were most of the kernel's binary).
   barrier();
   uint ob = w * 16u * OS / 2u;  // the strip's 16 rows of out, uvec2
   [[unroll]] for (uint dn = 0u; dn < DB; ++dn) coopMatStoreNV(o[dn], sm, ob + 8u * dn, OS / 2u, false);
   subgroupMemoryBarrierShared();
   subgroupBarrier();
   uint row = ((r / G) * pc.Hq + kvh * G + r % G) * 4u * pc.D4;
-  [[unroll]] for (uint t = 0u; t < 2u * DB; ++t) {
+  [[dont_unroll]] for (uint t = 0u; t < 2u * DB; ++t) {
     uint d = 8u * DB * half_ + 4u * t, at = ob + (rr * OS + d) / 2u;
     if (r < rows && d < 4u * pc.D4)
-      out_store(out_texel_of(row + d), vec4(uintBitsToFloat(sm[at]), uintBitsToFloat(sm[at + 1u])) * inv);
+      out_store_texel(out_texel_of(row + d), vec4(uintBitsToFloat(sm[at]), uintBitsToFloat(sm[at + 1u])) * inv);
   }
 }
 
