@@ -132,7 +132,7 @@ void attend(uint r0) {
   fetch(0u, false);
   // The query rows: every load first, then every store (a loop of load-then-store waits out a load
   // per round trip). Each load unconditional, from a clamped index, and zeroed after: a load under
-  // a branch was waited out before the next one was issued.
+  // a branch is waited out before the next one is issued.
   vec4 qv[QL];
   [[unroll]] for (uint x = 0u; x < QL; ++x) {
     uint e = l_ + WG * x, r = r0 + e / DQ, d4 = e % DQ, rc = min(r, rows - 1u);
@@ -236,7 +236,7 @@ void attend(uint r0) {
   // The strip's output through shared memory in one go: every subgroup has its l, so the whole array
   // is free; lane (rr, half_) stores its half of row rr, texels of 4 dims (D % 4 == 0: a texel never
   // straddles rows, and is whole: out_store_texel, no lane count). The loop is not unrolled: one
-  // copy of the store's conversion, not 2 DB (they were most of the kernel's binary).
+  // copy of the store's conversion, not 2 DB copies (which would be most of the kernel's binary).
   barrier();
   uint ob = w * 16u * OS / 2u;  // the strip's 16 rows of out, uvec2
   [[unroll]] for (uint dn = 0u; dn < DB; ++dn) coopMatStoreNV(o[dn], sm, ob + 8u * dn, OS / 2u, false);
