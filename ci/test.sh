@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test suite: install what is missing, build, run ctest; then build and run the suite once
-# more under AddressSanitizer + UndefinedBehaviorSanitizer (set TS_SKIP_SANITIZE=1 to skip that).
+# more under AddressSanitizer + UndefinedBehaviorSanitizer (set TS_SKIP_SANITIZE=1 to skip that),
+# where the tests marked TS_RELEASE_PASS_ONLY (whole GPU sweeps) are skipped with their reason.
 # The ctest cli_expected_backends_available fails unless every backend in TS_BACKENDS (default
 # vulkan,webgpu,ggml-vulkan,ort-webgpu) runs on this machine: a missing backend fails the suite, never skips it quietly.
 set -euo pipefail

@@ -13,6 +13,15 @@
 #include "gpu/gpu_backend.h"
 #include "tools/backends.h"
 
+// The sanitized pass of ci/test.sh skips, with the reason on its line, a test whose work is GPU
+// sweeps the Release pass runs anyway: the host code they reach, shorter tests reach too, and under
+// the sanitizers they would be much of that pass's time.
+#ifdef TS_SANITIZED
+#define TS_RELEASE_PASS_ONLY(why) GTEST_SKIP() << "run in the Release pass only: " << (why)
+#else
+#define TS_RELEASE_PASS_ONLY(why) static_cast<void>(0)
+#endif
+
 namespace ts::test {
 
 inline bool missing_allowed(const std::string& name) {

@@ -414,6 +414,7 @@ class PrecisionBugs : public ::testing::TestWithParam<std::string> {
 // Each precision bug fails at least one case of the default sweep, and fails only by values out of
 // tolerance (never an error or a mismatched rejection: the bug is the precision, nothing else).
 TEST_P(PrecisionBugs, EachIsCaughtByTheDefaultSweep) {
+  TS_RELEASE_PASS_ONLY("a whole default sweep per bug");
   for (const PrecisionBug& bug : precision_bugs()) {
     if (bug.wgsl.empty() && GetParam() != "vulkan") continue;
     auto b = open(bug.kernel, bugged_source(bug, GetParam()));
@@ -585,6 +586,7 @@ TEST_P(PrecisionBugs, TheDefaultSweepGivesTheCombineMoreChunksThanItHoldsWithLar
 // bugs above hold for correct float32 arithmetic. The worst error/tolerance ratio is printed per
 // op x dtype; a correct kernel that needs more than its bound means the derivation is wrong.
 TEST_P(PrecisionBugs, ShippedKernelsPassTheWholeDefaultSweep) {
+  TS_RELEASE_PASS_ONLY("the whole default sweep of every operator");
   auto b = open();
   if (!b) GTEST_SKIP() << GetParam() << " UNAVAILABLE";
   for (const OpDef* op : all_ops())
