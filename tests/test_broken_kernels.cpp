@@ -329,7 +329,7 @@ const std::vector<PrecisionBug>& precision_bugs() {
        {{"@marker stage_w", "  if (st == 0u && p == 0u) sbuf[at + BT * RW + fr * RW + fc].x = 0u;"}}, {}, "cooperative-matrix"},
       // The flash kernel weighs float16-rounded scores (large logits show it).
       {"sdpa_coopmat_scores_in_float16", "sdpa", "sdpa_flash_coopmat", {DType::f16},
-       {{"@marker weight", "        e = exp2(ts_f16_round(pc.scale_log2 * sc[j][i]) - sub[i]);"}}, {},
+       {{"@marker weight", "        e = exp2(ts_f16_round(pc.scale_log2 * sc[i]) - sub[i]);"}}, {},
        "cooperative-matrix"},
   };
   return bugs;

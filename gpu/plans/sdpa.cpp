@@ -51,9 +51,9 @@ constexpr int64_t kDecodeMaxChunk = 256;
 constexpr int64_t kDecodeWave = 352;       // workgroups a wave (split_geometry)
 constexpr int64_t kDecodeOneWaveChunk = 192;  // the longest chunk a one-wave grid takes
 
-// impl=coopmat (flash attention on float16 tensor cores, sdpa_flash_coopmat.comp): a workgroup of 4
+// impl=coopmat (flash attention on float16 tensor cores, sdpa_flash_coopmat.comp): a workgroup of 8
 // subgroups of 32 per kCoopmatRows query rows of one kv head, after sdpa_update_cache.
-constexpr uint32_t kCoopmatWg = 128;      // = its WG
+constexpr uint32_t kCoopmatWg = 256;      // = its WG
 constexpr uint64_t kCoopmatRows = 64;     // = its BR
 constexpr uint32_t kCoopmatSubgroup = 32;
 // Causal row tiles differ in work (tile i sees about i + 1 tiles of keys), so a grid of more row tiles
@@ -312,14 +312,16 @@ std::vector<Dispatch> plan(const Problem& p) {
 // plan), a row's reference R the ceiling of its largest y so far (an integer), e_c = exp2(y_c - R_t)
 // with R_t the reference when c's tile came, and every sum multiplied by 2^(R_t - R_t') when the
 // reference rises: exact, so e_c ends as exp2(y_c - R) 2^0 for the final R, one exp2 and no other
-// rounding; out_d = (sum_c e'_c v_cd) * (1 / L), L = sum_c e_c. What changes, and only that:
+// rounding (the kernel's two streams of keys each have their own R, at most the row's, and meet
+// scaled by exact powers of two, the same argument); out_d = (sum_c e'_c v_cd) * (1 / L), L = sum_c e_c. What changes, and only that:
 //  - The scores: one more rounding (scale2) and the change of units, gamma(D + 4) for gamma(D + 2).
 //  - The exponent: R - max_c y_c < 1, so |y_c - R| ln 2 <= |x_c - M| + ln 2: T_c + ln 2 for T_c, and
 //    exp2's (3 + 2|t|)-ulp error counts |t| in log2 units, (T_c + ln 2) / ln 2.
 //  - The largest weight is >= 1/2, not 1, which the split's term below already allows (L >= 1/2).
 //  - A sum scaled past 2^-126 is dropped (factor 0), one subnormal flushed or rounded at most: at
-//    most n 2^-126 max|v_cd| / L of out per rise of R, at most one a tile of 32 keys (the n 2^-124
-//    term, with 2^-130 for the accumulators' own flushes).
+//    most n 2^-126 max|v_cd| / L of out per rise of R, at most one a stream's block of 16 keys and
+//    one a stream where the kernel's two streams of keys meet (the n 2^-124 term, with 2^-130 for
+//    the accumulators' own flushes).
 //  - Every operation's unit roundoff is 2^-23 (kUnitTensorCore): tensor cores may truncate their
 //    float32 sums instead of rounding to nearest; the float32 exps, sums and products are covered too.
 //  - The products e v need a float16 weight: w = 2^12 e (exact), w' = w_hi + w_lo, w_hi = w cut to
@@ -395,7 +397,7 @@ Tensor error_bound(const Problem& p, double u, Arithmetic arith) {
           // The float16 split of the weights (impl=coopmat): relative 2^-20 and 2^-24 absolute each.
           const double vmax = Va.topRows(n).col(d).maxCoeff();
           const double halves = coop ? 0x1p-19 * t2[d] + double(n) * 0x1p-23 * vmax : 0.0;
-          const double dropped = coop ? double((n + 31) / 32) * (double(n) * 0x1p-124 * vmax + 0x1p-130) : 0.0;
+          const double dropped = coop ? double((n + 15) / 16 + 2) * (double(n) * 0x1p-124 * vmax + 0x1p-130) : 0.0;
           E[row + d] = std::isfinite(c1) ? std::min(derived, hull) + halves + dropped + double(ctx - n) * 0x1p-46 * vabs_all[d]
                                          : INFINITY;
         }
@@ -540,12 +542,14 @@ std::vector<float> sdpa_split(const Problem& p, const Floats& in, const std::vec
 }
 
 // sdpa impl=coopmat (sdpa_flash_coopmat.comp): scores as tiled's times scale2 (log2 units; the
-// tensor cores' summation order is theirs: emulated in order), in tiles of 32 keys: R the ceiling
-// of the row's largest score so far, the sums so far times 2^(R_old - R) (0 past 2^-126) where R
-// rises, e = exp2(y - R); l in 16 partial sums, the one of column j taking keys c with c % 16 = j in
-// key order (and the rises' factors), then columns 0..7 and 8..15 each in order, then the two; the
-// weighted sum adds w_hi v and w_lo v (w = 4096 e, w_hi = w cut to 11 significant bits, w_lo =
-// float16(w - w_hi)) in key order; out = sum * (1 / l) / 4096.
+// tensor cores' summation order is theirs: emulated in order). The keys in two streams, blocks of 16
+// keys taken in turn (keys c with c / 16 even, and odd), each a flash attention of its own, block by
+// block: R the ceiling of the stream's largest score so far, its sums so far times 2^(R_old - R) (0
+// past 2^-126) where R rises, e = exp2(y - R); l in 16 partial sums, the one of column j taking the
+// stream's keys c with c % 16 = j in key order (and the rises' factors), then columns 0..7 and 8..15
+// each in order, then the two; the weighted sum adds w_hi v and w_lo v (w = 4096 e, w_hi = w cut to
+// 11 significant bits, w_lo = float16(w - w_hi)) in key order. At the end both streams' l and sums
+// go to the larger R the same way (f0, f1), l = l0 f0 + l1 f1, out = (sum0 f0 + sum1 f1) * (1 / l) / 4096.
 // The score of query row `row` (s * Hq + h) against key c of kv head kvh: a float32 dot product in
 // head-dim order, then the scale (naive's, tiled's and coopmat's order alike).
 float scaled_dot(const std::vector<float>& q, const std::vector<float>& K, int64_t row, int64_t c, int64_t kvh,
@@ -566,36 +570,45 @@ std::vector<float> sdpa_coopmat(const Problem& p, const Floats& in, const std::v
   for (int64_t h = 0; h < Hq; ++h)
     for (int64_t s = 0; s < S; ++s) {
       const int64_t kvh = h / (Hq / Hkv), n = pos + s + 1, row = s * Hq + h;
-      std::vector<float> y(static_cast<size_t>(n)), acc(static_cast<size_t>(D), 0.0f);
+      std::vector<float> y(static_cast<size_t>(n));
       for (int64_t c = 0; c < n; ++c) y[size_t(c)] = scaled_dot(q, K, row, c, kvh, Hkv, D, scale2);
       constexpr float kMasked = -1.0e30f;
-      float R = kMasked;
-      std::array<float, 16> L{};
-      for (int64_t c0 = 0; c0 < n; c0 += 32) {
-        const int64_t c1 = std::min(c0 + 32, n);
-        const float Rn = std::max(R, std::ceil(*std::max_element(y.begin() + c0, y.begin() + c1)));
-        const float f = R == Rn ? 1.0f : R == kMasked || R - Rn < -126.0f ? 0.0f : std::ldexp(1.0f, int(R - Rn));
-        R = Rn;
-        for (float& a : L) a *= f;
-        for (float& a : acc) a *= f;
-        for (int64_t c = c0; c < c1; ++c) {
-          const float t = y[size_t(c)] - R;
-          const float e = push(float(std::exp2(double(t))), 2 + 2 * std::fabs(t), up);
-          L[size_t(c % 16)] += e;
-          const float w = 4096.0f * e;
-          const float hi = std::bit_cast<float>(std::bit_cast<uint32_t>(w) & 0xFFFFE000u), lo = f16(w - hi);
-          for (int64_t d = 0; d < D; ++d) {
-            const float v = V[size_t((c * Hkv + kvh) * D + d)];
-            acc[size_t(d)] += hi * v;
-            acc[size_t(d)] += lo * v;
+      auto rescale = [](float R, float Rn) {
+        return R == Rn ? 1.0f : R == kMasked || R - Rn < -126.0f ? 0.0f : std::ldexp(1.0f, int(R - Rn));
+      };
+      std::array<float, 2> R{kMasked, kMasked}, l{};
+      std::array<std::vector<float>, 2> acc{std::vector<float>(size_t(D), 0.0f), std::vector<float>(size_t(D), 0.0f)};
+      for (size_t st = 0; st < 2; ++st) {
+        std::array<float, 16> L{};
+        for (int64_t c0 = 16 * int64_t(st); c0 < n; c0 += 32) {
+          const int64_t c1 = std::min(c0 + 16, n);
+          const float Rn = std::max(R[st], std::ceil(*std::max_element(y.begin() + c0, y.begin() + c1)));
+          const float f = rescale(R[st], Rn);
+          R[st] = Rn;
+          for (float& a : L) a *= f;
+          for (float& a : acc[st]) a *= f;
+          for (int64_t c = c0; c < c1; ++c) {
+            const float t = y[size_t(c)] - R[st];
+            const float e = push(float(std::exp2(double(t))), 2 + 2 * std::fabs(t), up);
+            L[size_t(c % 16)] += e;
+            const float w = 4096.0f * e;
+            const float hi = std::bit_cast<float>(std::bit_cast<uint32_t>(w) & 0xFFFFE000u), lo = f16(w - hi);
+            for (int64_t d = 0; d < D; ++d) {
+              const float v = V[size_t((c * Hkv + kvh) * D + d)];
+              acc[st][size_t(d)] += hi * v;
+              acc[st][size_t(d)] += lo * v;
+            }
           }
         }
+        float l0 = 0.0f, l1 = 0.0f;
+        for (size_t j = 0; j < 8; ++j) l0 += L[j];
+        for (size_t j = 8; j < 16; ++j) l1 += L[j];
+        l[st] = l0 + l1;
       }
-      float l0 = 0.0f, l1 = 0.0f;
-      for (size_t j = 0; j < 8; ++j) l0 += L[j];
-      for (size_t j = 8; j < 16; ++j) l1 += L[j];
-      const float inv = push(1.0f / (l0 + l1), 1, up);
-      for (int64_t d = 0; d < D; ++d) o[size_t(row * D + d)] = acc[size_t(d)] * (inv * (1.0f / 4096.0f));
+      const float Rt = std::max(R[0], R[1]), f0 = rescale(R[0], Rt), f1 = rescale(R[1], Rt);
+      const float inv = push(1.0f / (l[0] * f0 + l[1] * f1), 1, up);
+      for (int64_t d = 0; d < D; ++d)
+        o[size_t(row * D + d)] = (acc[0][size_t(d)] * f0 + acc[1][size_t(d)] * f1) * (inv * (1.0f / 4096.0f));
     }
   return o;
 }
