@@ -313,7 +313,8 @@ std::vector<Dispatch> plan(const Problem& p) {
 // with R_t the reference when c's tile came, and every sum multiplied by 2^(R_t - R_t') when the
 // reference rises: exact, so e_c ends as exp2(y_c - R) 2^0 for the final R, one exp2 and no other
 // rounding (the kernel's two streams of keys each have their own R, at most the row's, and meet
-// scaled by exact powers of two, the same argument); out_d = (sum_c e'_c v_cd) * (1 / L), L = sum_c e_c. What changes, and only that:
+// scaled by exact powers of two, the same argument); out_d = (sum_c e'_c v_cd) * (1 / L),
+// L = sum_c e_c. What changes, and only that:
 //  - The scores: one more rounding (scale2) and the change of units, gamma(D + 4) for gamma(D + 2).
 //  - The exponent: R - max_c y_c < 1, so |y_c - R| ln 2 <= |x_c - M| + ln 2: T_c + ln 2 for T_c, and
 //    exp2's (3 + 2|t|)-ulp error counts |t| in log2 units, (T_c + ln 2) / ln 2.
