@@ -34,24 +34,27 @@ struct KernelCases {
   bool coopmat = false;        // it multiplies on cooperative matrices (Dispatch::cooperative_matrix)
 };
 
+// Every kernel of the default sweeps, with the cases of the first dtype whose sweep runs it (a kernel
+// that only another dtype runs, such as sdpa's float16-only flash kernel, is found there).
 std::vector<KernelCases> kernels_of_the_sweeps() {
   std::vector<KernelCases> out;
-  for (const OpDef* op : all_ops()) {
-    const Sweep sweep(*op, op->dtypes.front(), kDefaultCases, 1);
-    for (int64_t i = 0; i < sweep.size(); ++i) {
-      const Case c = sweep.at(i);
-      if (c.id() == op->large_case().id()) continue;
-      Expected e = prepare(c);
-      if (!e.error.empty() || e.violation) continue;
-      std::set<std::string> seen;
-      for (const Dispatch& d : op->plan(e.problem)) {
-        if (!seen.insert(d.kernel).second) continue;
-        auto it = std::find_if(out.begin(), out.end(), [&](const KernelCases& k) { return k.kernel == d.kernel; });
-        if (it == out.end()) it = out.insert(out.end(), KernelCases{d.kernel, op, op->dtypes.front(), {}, d.cooperative_matrix});
-        it->cases.push_back(e);
+  for (const OpDef* op : all_ops())
+    for (DType t : op->dtypes) {
+      const Sweep sweep(*op, t, kDefaultCases, 1);
+      for (int64_t i = 0; i < sweep.size(); ++i) {
+        const Case c = sweep.at(i);
+        if (c.id() == op->large_case().id()) continue;
+        Expected e = prepare(c);
+        if (!e.error.empty() || e.violation) continue;
+        std::set<std::string> seen;
+        for (const Dispatch& d : op->plan(e.problem)) {
+          if (!seen.insert(d.kernel).second) continue;
+          auto it = std::find_if(out.begin(), out.end(), [&](const KernelCases& k) { return k.kernel == d.kernel; });
+          if (it == out.end()) it = out.insert(out.end(), KernelCases{d.kernel, op, t, {}, d.cooperative_matrix});
+          if (t == op->dtypes.front() || (it->dtype == t && it->op == op)) it->cases.push_back(e);
+        }
       }
     }
-  }
   return out;
 }
 
