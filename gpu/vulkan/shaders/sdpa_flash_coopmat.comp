@@ -70,6 +70,7 @@ const uint SREG = 8u * 16u * SS / 2u;                 // per subgroup 16 rows of
 const uint FREG = 8u * 16u * FS / 2u;                 // per subgroup a 16x16 matrix of row factors
 const uint XOFF = SREG + FREG;                         // per subgroup its rows' (R, l) at the end
 const uint KOFF = max(QREG, XOFF + 8u * 16u), VOFF = KOFF + BC * DP;
+const uint DHF = (DB + 1u) / 2u;                      // 16-dim blocks of out its strip's first subgroup owns
 const uint OS = 16u * DB + 8u;                        // floats of a row of out at the end (padded)
 const uint OREG = 4u * 16u * OS / 2u;                 // per strip 16 rows of out, as uvec2
 const float MASKED = -1.0e30, KILL = 1.0e30;
@@ -246,12 +247,11 @@ void attend(uint r0) {
       [[unroll]] for (int i = 0; i < fm.length(); ++i) o[dn][i] *= fm[i];
   }
   // The strip's output through shared memory: subgroup dh of the strip owns blocks [DHF dh, ..) of out
-  // (DHF = ceil(DB / 2)) and stores the others of its sums there, adds the other subgroup's sums of
+  // and stores the others of its sums there, adds the other subgroup's sums of
   // its own blocks to them, stores the totals back, and its lanes store its blocks of the rows;
   // lane (rr, half_) half of row rr's, texels of 4 dims (D % 4 == 0: a texel never straddles rows,
   // and is whole: out_store_texel, no lane count). The loop is not unrolled: one copy of the
   // store's conversion, not one a texel (which would be most of the kernel's binary).
-  const uint DHF = (DB + 1u) / 2u;
   barrier();
   uint ob = strip * 16u * OS / 2u;  // the strip's 16 rows of out, uvec2
   [[unroll]] for (uint dn = 0u; dn < DB; ++dn)
