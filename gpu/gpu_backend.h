@@ -169,6 +169,11 @@ class GpuBackend : public Backend {
   const KernelSources& kernel_sources() const { return kernels_; }
   // The workgroup size of dispatches that do not ask for their own (Dispatch::workgroup).
   void set_workgroup_size(uint32_t size) { workgroup_size = size; }
+  // Kernels compiled from now on hold some subgroups back after every workgroup barrier, so that a
+  // race a missing barrier allows shows on a device that runs subgroups close to lock step (the
+  // Vulkan backend: gpu/vulkan/shaders/skew.glsl). Tests only: it slows every kernel down. False
+  // where the backend has no such mode.
+  virtual bool set_barrier_skew(bool on) { return !on; }
 
  protected:
   virtual const DeviceLimits& limits() const = 0;

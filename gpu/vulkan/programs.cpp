@@ -48,6 +48,7 @@ const Program& Programs::get(const Dispatch& d, DType dtype, const FormOf& form_
     defines += eq == std::string::npos ? cat("#define ", def, "\n")
                                        : cat("#define ", def.substr(0, eq), " ", def.substr(eq + 1), "\n");
   }
+  if (skew) defines += embedded("gpu/vulkan/shaders/skew.glsl");
   // The file name too: messages of the same text from another file name that file.
   std::string text = cat(kernel.file, "\n", preamble, defines, accessors, source);
   std::promise<const Program*> mine;

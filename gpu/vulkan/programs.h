@@ -47,6 +47,7 @@ class Programs {
 
   const KernelSources* sources = nullptr;  // the backend's (GpuBackend::kernel_sources)
   bool f16_rte = false;  // the device has shaderRoundingModeRTEFloat16 (accessor_glsl's f16_rte)
+  bool skew = false;     // skew.glsl after the defines (GpuBackend::set_barrier_skew)
 
   struct Counts {
     uint64_t compiles = 0;

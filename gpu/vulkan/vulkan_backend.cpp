@@ -558,6 +558,11 @@ VulkanBackend::ShaderStats VulkanBackend::shader_stats() const {
 
 const DeviceLimits& VulkanBackend::limits() const { return s_->limits; }
 
+bool VulkanBackend::set_barrier_skew(bool on) {
+  s_->programs.skew = on;
+  return true;
+}
+
 unsigned VulkanBackend::concurrency() const {
   // Validation messages are blamed on the one run in progress.
   if (s_->instance->validation()) return 1;

@@ -50,6 +50,7 @@ class VulkanBackend : public GpuBackend {
   DeviceInfo info() const override;
   std::string_view kind() const override { return "vulkan"; }
   unsigned concurrency() const override;
+  bool set_barrier_skew(bool on) override;
 
   // Validation messages not yet reported (those during a run go into its error instead).
   std::vector<std::string> take_validation_messages();
