@@ -119,7 +119,7 @@ TEST_P(Barriers, EveryBarrierIsNeededAndTheDefaultSweepShowsAMissingOne) {
   ASSERT_TRUE(gpu);
   const auto& caps = own->info().capabilities;
   const bool cpu = std::find(caps.begin(), caps.end(), "device-type=cpu") != caps.end();
-  const bool skewed = !cpu && gpu->set_barrier_skew(true);
+  const bool skewed = !cpu && gpu->set_barrier_skew(true), shows = cpu || skewed;
   const bool vk = GetParam() == "vulkan";
   const std::string dir = vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/", ext = vk ? ".comp" : ".wgsl";
   const std::string word = vk ? "barrier" : "workgroupBarrier", instead = vk ? "memoryBarrierShared" : "";
@@ -133,7 +133,6 @@ TEST_P(Barriers, EveryBarrierIsNeededAndTheDefaultSweepShowsAMissingOne) {
       std::printf("[ barriers ] %s not run on %s: its barriers are asserted on a CPU device\n", k.kernel.c_str(), GetParam().c_str());
       continue;
     }
-    const bool shows = cpu || skewed;
     const std::string path = dir + k.kernel + ext;
     const std::string text = resolve_includes(embedded(path), dir, path);
     const OpDef& op = *k.op;

@@ -558,6 +558,8 @@ VulkanBackend::ShaderStats VulkanBackend::shader_stats() const {
 
 const DeviceLimits& VulkanBackend::limits() const { return s_->limits; }
 
+// Before the first run: compile-ahead threads read it (Programs::get), and programs compiled before
+// keep what they were compiled with (the text, skew.glsl in or out, is their cache key).
 bool VulkanBackend::set_barrier_skew(bool on) {
   s_->programs.skew = on;
   return true;
