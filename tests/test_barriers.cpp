@@ -72,6 +72,21 @@ std::vector<size_t> calls(const std::string& text, const std::string& word) {
   return at;
 }
 
+// A backend's kernel language: where its kernels are, its workgroup barrier, and what replaces one
+// (a memory barrier alone; WGSL has none for workgroup memory without the control barrier).
+struct Language {
+  bool vk;
+  std::string dir, ext, barrier, instead;
+  explicit Language(const std::string& backend)
+      : vk(backend == "vulkan"), dir(vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/"), ext(vk ? ".comp" : ".wgsl"),
+        barrier(vk ? "barrier" : "workgroupBarrier"), instead(vk ? "memoryBarrierShared()" : "{}") {}
+  // The kernel's built-in text with its includes resolved.
+  std::string text(const std::string& kernel) const {
+    const std::string path = dir + kernel + ext;
+    return resolve_includes(embedded(path), dir, path);
+  }
+};
+
 // The line of `text` holding position p, trimmed, for the report.
 std::string line_at(const std::string& text, size_t p) {
   const size_t b = text.rfind('\n', p) + 1, e = text.find('\n', p);
@@ -108,21 +123,28 @@ bool unshown(const std::string& backend, const std::string& kernel, size_t index
   return false;
 }
 
-class Barriers : public test::BackendTest {};
+// Each test opens a backend of its own (without the validation layer of the shared one): its
+// kernels are swapped, or compiled skewed.
+class Barriers : public test::BackendTest {
+ protected:
+  void SetUp() override {
+    test::BackendTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    std::string why;
+    own = open_backend(GetParam(), {}, &why);
+    ASSERT_TRUE(own) << why;
+    gpu = dynamic_cast<GpuBackend*>(own.get());
+    ASSERT_TRUE(gpu);
+  }
+  std::unique_ptr<Backend> own;
+  GpuBackend* gpu = nullptr;
+};
 
 TEST_P(Barriers, EveryBarrierIsNeededAndTheDefaultSweepShowsAMissingOne) {
-  // A backend of its own (without the validation layer of the shared one): its kernels are swapped.
-  std::string why;
-  std::unique_ptr<Backend> own = open_backend(GetParam(), {}, &why);
-  ASSERT_TRUE(own) << why;
-  auto* gpu = dynamic_cast<GpuBackend*>(own.get());
-  ASSERT_TRUE(gpu);
   const auto& caps = own->info().capabilities;
   const bool cpu = std::find(caps.begin(), caps.end(), "device-type=cpu") != caps.end();
   const bool skewed = !cpu && gpu->set_barrier_skew(true), shows = cpu || skewed;
-  const bool vk = GetParam() == "vulkan";
-  const std::string dir = vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/", ext = vk ? ".comp" : ".wgsl";
-  const std::string word = vk ? "barrier" : "workgroupBarrier", instead = vk ? "memoryBarrierShared" : "";
+  const Language lang(GetParam());
   int checked = 0;
   for (const KernelCases& k : kernels_of_the_sweeps()) {
     if (k.coopmat && test::lacks_capability("cooperative-matrix", *own)) {
@@ -133,8 +155,7 @@ TEST_P(Barriers, EveryBarrierIsNeededAndTheDefaultSweepShowsAMissingOne) {
       std::printf("[ barriers ] %s not run on %s: its barriers are asserted on a CPU device\n", k.kernel.c_str(), GetParam().c_str());
       continue;
     }
-    const std::string path = dir + k.kernel + ext;
-    const std::string text = resolve_includes(embedded(path), dir, path);
+    const std::string text = lang.text(k.kernel);
     const OpDef& op = *k.op;
     // The default sweep's cases that run this kernel, in sweep order: those of k.dtype first, then
     // (made when a barrier is not shown by them) those of the operator's other dtypes, which the
@@ -159,7 +180,7 @@ TEST_P(Barriers, EveryBarrierIsNeededAndTheDefaultSweepShowsAMissingOne) {
       }
       return *made[j];
     };
-    const std::vector<size_t> at = calls(text, word);
+    const std::vector<size_t> at = calls(text, lang.barrier);
     // Skewed, the intact kernel must still pass: a failure below is then the missing barrier's.
     if (skewed && !at.empty())
       for (const Expected& e : k.cases) {
@@ -168,7 +189,7 @@ TEST_P(Barriers, EveryBarrierIsNeededAndTheDefaultSweepShowsAMissingOne) {
       }
     for (size_t n = 0; n < at.size(); ++n) {
       std::string broken = text;
-      broken.replace(at[n], word.size() + 2, instead.empty() ? "{}" : instead + "()");
+      broken.replace(at[n], lang.barrier.size() + 2, lang.instead);
       gpu->set_kernel_source(k.kernel, broken);
       const auto t0 = std::chrono::steady_clock::now();
       size_t caught = 0, tried = 0;
@@ -211,18 +232,12 @@ TEST_P(Barriers, EveryBarrierIsNeededAndTheDefaultSweepShowsAMissingOne) {
 // The skew itself breaks nothing: every kernel with a barrier, compiled with skew.glsl, passes the
 // first cases of the default sweep that run it (where the backend has the mode: Vulkan).
 TEST_P(Barriers, SkewedSubgroupsLeaveEveryKernelCorrect) {
-  std::string why;
-  std::unique_ptr<Backend> own = open_backend(GetParam(), {}, &why);
-  ASSERT_TRUE(own) << why;
-  auto* gpu = dynamic_cast<GpuBackend*>(own.get());
-  ASSERT_TRUE(gpu);
   if (!gpu->set_barrier_skew(true)) GTEST_SKIP() << GetParam() << " has no barrier skew";
-  const bool vk = GetParam() == "vulkan";
+  const Language lang(GetParam());
   int ran = 0;
   for (const KernelCases& k : kernels_of_the_sweeps()) {
     if (k.coopmat && test::lacks_capability("cooperative-matrix", *own)) continue;
-    const std::string dir = vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/", path = dir + k.kernel + (vk ? ".comp" : ".wgsl");
-    if (calls(resolve_includes(embedded(path), dir, path), vk ? "barrier" : "workgroupBarrier").empty()) continue;
+    if (calls(lang.text(k.kernel), lang.barrier).empty()) continue;
     for (size_t i = 0; i < std::min<size_t>(2, k.cases.size()); ++i, ++ran) {
       const CaseResult r = judge(k.cases[i], *own);
       EXPECT_EQ(r.outcome, Outcome::pass) << k.kernel << ", subgroups skewed: " << r.id << ": " << r.detail;
