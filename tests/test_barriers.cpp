@@ -3,13 +3,12 @@
 // rest of the kernel unchanged, and some case of the operator's default sweep that runs the kernel
 // must fail. On lavapipe a workgroup's invocations run a SIMD row at a time from one barrier to the
 // next, so a missing one lets a row read shared memory that later rows have not written yet. A GPU
-// runs a workgroup's subgroups close to lock step and hides most missing barriers, among them 6 of
-// the 10 of the cooperative-matrix kernels, which lavapipe cannot run. For those the backend's
-// barrier skew (GpuBackend::set_barrier_skew) holds subgroups back after every barrier left in,
-// and the test asserts them on such a GPU. It does not assert the other kernels there: lavapipe
-// does, and some of their barriers stay hidden on a GPU even skewed (a tree sum's last steps run
-// within one subgroup; a workgroup of 64 has two). Without the skew (WebGPU on a GPU) the verdicts
-// are printed.
+// runs a workgroup's subgroups close to lock step and hides most missing barriers, among them some
+// of the cooperative-matrix kernels', which lavapipe cannot run. For those the backend's barrier
+// skew (GpuBackend::set_barrier_skew) holds subgroups back after every barrier left in, and the
+// test asserts them on such a GPU. It does not assert the other kernels there: lavapipe does, and
+// some of their barriers stay hidden on a GPU even skewed (a tree sum's last steps run within one
+// subgroup; a workgroup of 64 has two). Without the skew (WebGPU on a GPU) the verdicts are printed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,18 +39,25 @@ struct KernelCases {
   bool coopmat = false;        // it multiplies on cooperative matrices (Dispatch::cooperative_matrix)
 };
 
+// The valid cases of the operator's default sweep in dtype t, its large case left out, in order.
+template <class F>
+void for_each_valid_case(const OpDef& op, DType t, F&& f) {
+  const Sweep sweep(op, t, kDefaultCases, 1);
+  for (int64_t i = 0; i < sweep.size(); ++i) {
+    const Case c = sweep.at(i);
+    if (c.id() == op.large_case().id()) continue;
+    Expected e = prepare(c);
+    if (e.error.empty() && !e.violation) f(std::move(e));
+  }
+}
+
 // Every kernel of the default sweeps, with the cases of the first dtype whose sweep runs it (a kernel
 // that only another dtype runs, such as sdpa's float16-only flash kernel, is found there).
 std::vector<KernelCases> kernels_of_the_sweeps() {
   std::vector<KernelCases> out;
   for (const OpDef* op : all_ops())
-    for (DType t : op->dtypes) {
-      const Sweep sweep(*op, t, kDefaultCases, 1);
-      for (int64_t i = 0; i < sweep.size(); ++i) {
-        const Case c = sweep.at(i);
-        if (c.id() == op->large_case().id()) continue;
-        Expected e = prepare(c);
-        if (!e.error.empty() || e.violation) continue;
+    for (DType t : op->dtypes)
+      for_each_valid_case(*op, t, [&](Expected e) {
         std::set<std::string> seen;
         for (const Dispatch& d : op->plan(e.problem)) {
           if (!seen.insert(d.kernel).second) continue;
@@ -59,8 +65,7 @@ std::vector<KernelCases> kernels_of_the_sweeps() {
           if (it == out.end()) it = out.insert(out.end(), KernelCases{d.kernel, op, t, {}, d.cooperative_matrix});
           if (t == op->dtypes.front() || (it->dtype == t && it->op == op)) it->cases.push_back(e);
         }
-      }
-    }
+      });
   return out;
 }
 
@@ -169,15 +174,10 @@ TEST_P(Barriers, EveryBarrierIsNeededAndTheDefaultSweepShowsAMissingOne) {
     auto cases_of = [&](size_t j) -> const std::vector<Expected>& {
       if (made[j]) return *made[j];
       made[j].emplace();
-      const Sweep sweep(op, dtypes[j], kDefaultCases, 1);
-      for (int64_t i = 0; i < sweep.size(); ++i) {
-        const Case c = sweep.at(i);
-        if (c.id() == op.large_case().id()) continue;
-        Expected e = prepare(c);
-        if (!e.error.empty() || e.violation) continue;
+      for_each_valid_case(op, dtypes[j], [&](Expected e) {
         const auto plan = op.plan(e.problem);
         if (std::any_of(plan.begin(), plan.end(), [&](const Dispatch& d) { return d.kernel == k.kernel; })) made[j]->push_back(std::move(e));
-      }
+      });
       return *made[j];
     };
     const std::vector<size_t> at = calls(text, lang.barrier);
