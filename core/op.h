@@ -106,6 +106,10 @@ struct Dispatch {
   // The kernel multiplies on cooperative matrices (tensor cores): a backend or device without them
   // (DeviceLimits::no_coopmat) is UNSUPPORTED, naming the capability `cooperative-matrix`.
   bool cooperative_matrix = false;
+  // May run beside the dispatch before it (Vulkan records no barrier between them; WebGPU orders
+  // them anyway): the two share no tensor that either writes (the Vulkan backend refuses a plan
+  // where they do).
+  bool concurrent = false;
   bool fallback_paths = false;  // the problem's (set by the backend): the backend compiles the fallbacks
   bool fold_grids = false;      // the problem's (set by the backend): the grid folds at kFoldedGridWidth
   bool reverse_lanes = false;   // the problem's (set by the backend): ts_local_index() counts backwards

@@ -145,6 +145,21 @@ std::vector<Dispatch> two_step_plan(const Problem& p) {
   return {first, second};
 }
 
+// z = x * a and w = x * 2, the second dispatch beside the first (Dispatch::concurrent): they share x only.
+std::vector<BufferSpec> z_and_w(const Problem& p) {
+  std::vector<BufferSpec> b = z_like_x(p);
+  b.push_back({"w", b[0].shape, b[0].dtype});
+  return b;
+}
+std::vector<Dispatch> side_by_side_plan(const Problem& p) {
+  Dispatch first = dispatch(p, "test_scale"), second = first;
+  first.bind = {{"src", "x"}, {"dst", "z"}};
+  second.bind = {{"src", "x"}, {"dst", "w"}};
+  second.uniforms["a"] = 2;
+  second.concurrent = true;
+  return {first, second};
+}
+
 bool has_capability(const Backend& b, const std::string& cap) {
   auto caps = b.info().capabilities;
   return std::find(caps.begin(), caps.end(), cap) != caps.end();
@@ -241,6 +256,32 @@ TEST_F(VulkanRuntime, SecondDispatchReadsTheFirstsOutput) {
   EXPECT_EQ(tmp.unwritten, 0);
   EXPECT_EQ(tmp.first_kernel, "test_scale");
   EXPECT_EQ(r.guards.at("tmp").bad_bytes, 0);
+}
+
+TEST_F(VulkanRuntime, ConcurrentDispatchesSharingOnlyAnInputBothRun) {
+  OpDef o = op("side_by_side", side_by_side_plan, z_and_w);
+  RunOutput r = b().run(o, axpy_problem(777, DType::f32));
+  ASSERT_EQ(r.status, RunOutput::Status::ok) << r.message;
+  for (int64_t i = 0; i < 777; ++i) {
+    ASSERT_EQ(r.outputs["z"].get(i), (double(i % 17) - 8) * 2.5) << "at " << i;
+    ASSERT_EQ(r.outputs["w"].get(i), (double(i % 17) - 8) * 2) << "at " << i;
+  }
+}
+
+// Without the barrier the second dispatch could read tmp half written: the plan is refused, naming
+// both kernels and the tensor, before any buffer exists.
+TEST_F(VulkanRuntime, ConcurrentDispatchReadingTheOneBeforesOutputIsAnError) {
+  uint64_t allocations = b().allocations;
+  OpDef o = op("scale_twice_at_once", [](const Problem& p) {
+    std::vector<Dispatch> v = two_step_plan(p);
+    v[1].concurrent = true;
+    return v;
+  }, z_and_scratch);
+  RunOutput r = b().run(o, axpy_problem(777, DType::f32));
+  EXPECT_EQ(r.status, RunOutput::Status::error);
+  EXPECT_NE(r.message.find("test_scale runs beside test_scale"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("tensor 'tmp'"), std::string::npos) << r.message;
+  EXPECT_EQ(b().allocations, allocations);
 }
 
 // Scratch is judged right after the first dispatch that binds it, not at the end of the plan: here

@@ -52,7 +52,8 @@ constexpr int64_t kDecodeWave = 352;       // workgroups a wave (split_geometry)
 constexpr int64_t kDecodeOneWaveChunk = 192;  // the longest chunk a one-wave grid takes
 
 // impl=coopmat (flash attention on float16 tensor cores, sdpa_flash_coopmat.comp): a workgroup of 8
-// subgroups of 32 per kCoopmatRows query rows of one kv head, after sdpa_update_cache.
+// subgroups of 32 per kCoopmatRows query rows of one kv head, after sdpa_update_cache, or beside it
+// where it reads k and v themselves (coopmat_keys_from_kv).
 constexpr uint32_t kCoopmatWg = 256;      // = its WG
 constexpr uint64_t kCoopmatRows = 64;     // = its BR
 constexpr uint32_t kCoopmatSubgroup = 32;
@@ -61,6 +62,13 @@ constexpr uint32_t kCoopmatSubgroup = 32;
 // the longest workgroup then has about the average work. A smaller grid is not paired:
 // it would halve the workgroups that run at once.
 constexpr uint64_t kCoopmatPairAbove = 132;
+
+// A prefill from position 0 reads exactly the cache rows the update writes from k and v: where those
+// are buffers, laid out as the caches are ([S, Hkv, D], texels of 4), the flash kernel binds them in
+// the caches' place and the update runs beside it, not before it (Dispatch::concurrent).
+bool coopmat_keys_from_kv(const Problem& p, uint64_t pos) {
+  return pos == 0 && p.layout("k") == Layout::buffer && p.layout("v") == Layout::buffer;
+}
 
 struct SplitGeometry {
   bool decode = false;  // sdpa_decode_partial (else sdpa_split_partial)
@@ -224,7 +232,13 @@ std::vector<Dispatch> plan(const Problem& p) {
     f.workgroup = kCoopmatWg;
     f.subgroup = kCoopmatSubgroup;
     f.cooperative_matrix = true;
-    v.push_back(std::move(f));
+    if (coopmat_keys_from_kv(p, pos)) {
+      f.bind = {{"k_cache", "k"}, {"v_cache", "v"}};
+      v.back().concurrent = true;  // the update: it writes the caches, which the flash kernel no longer reads
+      v.insert(v.begin(), std::move(f));
+    } else {
+      v.push_back(std::move(f));
+    }
     return v;
   }
   // A workgroup's tile: kTiledRows query rows (s*G + g) of one kv head.
@@ -421,6 +435,7 @@ std::vector<std::string> plan_classes(const Expected& e, const std::vector<Dispa
   for (const Dispatch& d : plan) {
     if (d.kernel == "sdpa_flash_coopmat" && d.uniforms.at("slots") < d.uniforms.at("rtiles"))
       out.push_back(d.kernel + ": paired row tiles");
+    if (d.kernel == "sdpa_flash_coopmat" && d.bind.count("k_cache")) out.push_back(d.kernel + ": keys from k and v");
     auto chunk = d.uniforms.find("chunk");
     if (d.kernel.find("partial") == std::string::npos || chunk == d.uniforms.end() || S == 1) continue;
     out.push_back(d.kernel + ": S>1, keys masked");
@@ -431,7 +446,8 @@ std::vector<std::string> plan_classes(const Expected& e, const std::vector<Dispa
 
 std::vector<std::string> expected_plan_classes(const OpDef&) {
   return {"sdpa_split_partial: S>1, keys masked", "sdpa_split_partial: a chunk wholly masked",
-          "sdpa_decode_partial: S>1, keys masked", "sdpa_flash_coopmat: paired row tiles"};
+          "sdpa_decode_partial: S>1, keys masked", "sdpa_flash_coopmat: paired row tiles",
+          "sdpa_flash_coopmat: keys from k and v"};
 }
 
 // sdpa impl=split (gpu/vulkan/shaders/sdpa_split_*.comp): scores as vec4 dots accumulated over the

@@ -192,7 +192,7 @@ VkResult Submission::submit(const std::vector<Step>& steps, const std::vector<Ho
   }
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& st = steps[i];
-    if (i) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
+    if (i && !st.concurrent) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
     record_dispatch(dev_, cmd, st, sets[i]);
     std::vector<size_t> snap;
     std::vector<VkImage> snap_images;
@@ -290,7 +290,8 @@ VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps,
     // TimingBudget::stream chains in the interval, ordered as one chain's dispatches are.
     for (uint32_t s = 0; s < stream; ++s)
       for (size_t i = 0; i < steps.size(); ++i) {
-        if (i || s) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
+        if ((i || s) && !(i && steps[i].concurrent))
+          barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
         record_dispatch(dev_, cmd, steps[i], sets_[i]);
       }
     dev_.fn.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2 * r + 1);

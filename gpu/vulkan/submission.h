@@ -21,6 +21,7 @@ struct Step {
   std::vector<std::pair<uint32_t, size_t>> bindings;  // (binding, index of the host buffer)
   std::vector<uint8_t> push;                          // the push-constant block, filled
   Grid grid;
+  bool concurrent = false;  // Dispatch::concurrent: no barrier before it
 };
 
 class Submission {
@@ -35,7 +36,7 @@ class Submission {
   // A device buffer (an image for texture layouts) per host buffer, filled with its bytes; counts each.
   void upload(const std::vector<HostBuffer>& host, std::atomic<uint64_t>& allocations);
   // Records the steps with a barrier between consecutive dispatches (later ones read earlier
-  // outputs), a copy of each snapshot buffer right after the first step that binds it, and the
+  // outputs; none before a Step::concurrent one), a copy of each snapshot buffer right after the first step that binds it, and the
   // copies back of read_back buffers; submits.
   VkResult submit(const std::vector<Step>& steps, const std::vector<HostBuffer>& host);
   VkResult wait(uint64_t timeout_ns) const;

@@ -238,8 +238,21 @@ struct VulkanBackend::State {
       put_uniform(st.push.data() + m.offset, m, u->second, d.kernel);
     }
     st.grid = *grid;
+    st.concurrent = d.concurrent;
     st.pipeline = &gpu.pipelines.get(prog, grid->workgroup_size);
     return st;
+  }
+
+  // Without a barrier between them, dispatch i and the one before must not share a tensor that the
+  // plan writes (an output, scratch, a cache updated in place): one could see the other's writes half done.
+  static void refuse_shared_writes(const std::vector<Dispatch>& plan, const std::vector<vk::Step>& steps,
+                                   const std::vector<HostBuffer>& buffers, size_t i) {
+    for (auto [binding, index] : steps[i].bindings)
+      for (auto [before, other] : steps[i - 1].bindings)
+        if (other == index && buffers[index].read_back)
+          throw std::runtime_error(cat("vulkan: kernel ", plan[i].kernel, " runs beside ", plan[i - 1].kernel,
+                                       " (Dispatch::concurrent, no barrier between), but both bind tensor '",
+                                       buffers[index].name, "', which the plan writes"));
   }
 
   using Then = std::function<void(std::unique_ptr<vk::Submission>&, const std::vector<vk::Step>&,
@@ -255,6 +268,8 @@ struct VulkanBackend::State {
     {
       Phase ph("vulkan: programs, pipelines");
       for (size_t i = 0; i < plan.size(); ++i) steps.push_back(prepare(*g, plan[i], buffers, dtype, wg, metas[i]));
+      for (size_t i = 1; i < steps.size(); ++i)
+        if (steps[i].concurrent) refuse_shared_writes(plan, steps, buffers, i);
     }
     for (const HostBuffer& h : buffers)
       if (h.image()) vk::check_image_support(adapter, h);

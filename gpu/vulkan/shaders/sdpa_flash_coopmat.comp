@@ -1,5 +1,6 @@
 // sdpa, impl=coopmat: causal attention of float16 heads on tensor cores (16x16x16 float16 cooperative
-// matrices, float32 accumulators), after sdpa_update_cache has written this step's rows into the caches:
+// matrices, float32 accumulators), after sdpa_update_cache has written this step's rows into the caches
+// (a prefill from position 0 binds k and v here instead, as the caches' first rows; gpu/plans/sdpa.cpp):
 //   y(r, c) = scale_log2 * dot(q[s,h,:], k_cache[c,kvh,:])       for keys c < n = pos + s + 1
 //   (scale_log2 = scale * log2(e), rounded once by the plan: the scores in log2 units)
 //   out[s,h,:] = (sum_c 2^(y_c - R) v_cache[c,kvh,:]) / (sum_c 2^(y_c - R))   for any reference R
