@@ -137,13 +137,15 @@ std::vector<BufferSpec> z_and_scratch(const Problem& p) {
   b.push_back({"tmp", b[0].shape, b[0].dtype, BufferSpec::Role::scratch});
   return b;
 }
-std::vector<Dispatch> two_step_plan(const Problem& p) {
+// Two test_scale dispatches: dst = src * a, then dst = src * 2, each with its own tensors.
+std::vector<Dispatch> two_scales(const Problem& p, const char* src1, const char* dst1, const char* src2, const char* dst2) {
   Dispatch first = dispatch(p, "test_scale"), second = first;
-  first.bind = {{"src", "x"}, {"dst", "tmp"}};
-  second.bind = {{"src", "tmp"}, {"dst", "z"}};
+  first.bind = {{"src", src1}, {"dst", dst1}};
+  second.bind = {{"src", src2}, {"dst", dst2}};
   second.uniforms["a"] = 2;
   return {first, second};
 }
+std::vector<Dispatch> two_step_plan(const Problem& p) { return two_scales(p, "x", "tmp", "tmp", "z"); }
 
 // z = x * a and w = x * 2, the second dispatch beside the first (Dispatch::concurrent): they share x only.
 std::vector<BufferSpec> z_and_w(const Problem& p) {
@@ -152,12 +154,9 @@ std::vector<BufferSpec> z_and_w(const Problem& p) {
   return b;
 }
 std::vector<Dispatch> side_by_side_plan(const Problem& p) {
-  Dispatch first = dispatch(p, "test_scale"), second = first;
-  first.bind = {{"src", "x"}, {"dst", "z"}};
-  second.bind = {{"src", "x"}, {"dst", "w"}};
-  second.uniforms["a"] = 2;
-  second.concurrent = true;
-  return {first, second};
+  std::vector<Dispatch> v = two_scales(p, "x", "z", "x", "w");
+  v[1].concurrent = true;
+  return v;
 }
 
 bool has_capability(const Backend& b, const std::string& cap) {
