@@ -36,8 +36,8 @@ class Submission {
   // A device buffer (an image for texture layouts) per host buffer, filled with its bytes; counts each.
   void upload(const std::vector<HostBuffer>& host, std::atomic<uint64_t>& allocations);
   // Records the steps with a barrier between consecutive dispatches (later ones read earlier
-  // outputs; none before a Step::concurrent one), a copy of each snapshot buffer right after the first step that binds it, and the
-  // copies back of read_back buffers; submits.
+  // outputs; none before a Step::concurrent one), a copy of each snapshot buffer right after the
+  // first step that binds it, and the copies back of read_back buffers; submits.
   VkResult submit(const std::vector<Step>& steps, const std::vector<HostBuffer>& host);
   VkResult wait(uint64_t timeout_ns) const;
   bool finished() const;  // the fence signalled or the device is lost: safe to destroy

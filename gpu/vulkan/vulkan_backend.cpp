@@ -247,12 +247,12 @@ struct VulkanBackend::State {
   // plan writes (an output, scratch, a cache updated in place): one could see the other's writes half done.
   static void refuse_shared_writes(const std::vector<Dispatch>& plan, const std::vector<vk::Step>& steps,
                                    const std::vector<HostBuffer>& buffers, size_t i) {
-    for (auto [binding, index] : steps[i].bindings)
-      for (auto [before, other] : steps[i - 1].bindings)
-        if (other == index && buffers[index].read_back)
+    for (const auto& mine : steps[i].bindings)
+      for (const auto& theirs : steps[i - 1].bindings)
+        if (theirs.second == mine.second && buffers[mine.second].read_back)
           throw std::runtime_error(cat("vulkan: kernel ", plan[i].kernel, " runs beside ", plan[i - 1].kernel,
                                        " (Dispatch::concurrent, no barrier between), but both bind tensor '",
-                                       buffers[index].name, "', which the plan writes"));
+                                       buffers[mine.second].name, "', which the plan writes"));
   }
 
   using Then = std::function<void(std::unique_ptr<vk::Submission>&, const std::vector<vk::Step>&,
