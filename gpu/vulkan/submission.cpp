@@ -290,8 +290,7 @@ VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps,
     // TimingBudget::stream chains in the interval, ordered as one chain's dispatches are.
     for (uint32_t s = 0; s < stream; ++s)
       for (size_t i = 0; i < steps.size(); ++i) {
-        if ((i || s) && !(i && steps[i].concurrent))
-          barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
+        if (i ? !steps[i].concurrent : s > 0) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
         record_dispatch(dev_, cmd, steps[i], sets_[i]);
       }
     dev_.fn.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2 * r + 1);
