@@ -96,7 +96,7 @@ std::vector<std::string> numbered(const std::vector<Adapter>& all);
 Adapter select_adapter(const Instance& instance, const std::string& selector);
 
 // What one case in flight records into and waits on: a command buffer, its fence and a descriptor
-// pool, reset per case (creating them per case costs about 0.5 ms on NVIDIA).
+// pool, reset per case (creating them per case costs more than a small case's run on NVIDIA).
 struct CaseContext {
   VkCommandPool pool = VK_NULL_HANDLE;
   VkCommandBuffer cmd = VK_NULL_HANDLE;  // reset with the pool

@@ -70,7 +70,7 @@ const uint KB = 8u;     // V texels an invocation loads before their first use
 const float MASKED = -1.0e30;
 
 // Shared memory is kept small: on NVIDIA what a workgroup takes of it comes out of the L1 that holds
-// loads in flight (measured: 25 KB a workgroup took ctx 32768 from 150 to 190 us).
+// loads in flight (PERFORMANCE.md, "numbers that stood in code comments").
 // [key]: the QB queries' scores, then weights; after the last weight is read, slices 1.. of the
 // weighted V, [slice][query][texel] ((NS - 1) * QB * 32 = 384 <= DCHUNK).
 shared vec4 w4[DCHUNK];
