@@ -197,10 +197,12 @@ std::vector<Case> edge_cases(DType t) {
       in_storage(mk(2, 3, 1, 16, 6, "split"), "buffer;out=texture3d_w;q=texture3d_c"),
   };
   // coopmat (float16 tensor cores, where the device has them): decode, GQA 4:1 prefill past one key
-  // tile and one row tile, a head dim that is no multiple of 16, the longest head.
+  // tile and one row tile, a prefill from position 0 (its keys read from k and v, the cache update
+  // beside it: gpu/plans/sdpa.cpp), a head dim that is no multiple of 16, the longest head.
   if (t == DType::f16) {
     v.push_back(mk(1, 32, 8, 128, 100, "coopmat"));
     v.push_back(mk(70, 4, 1, 8, 30, "coopmat"));
+    v.push_back(mk(40, 4, 2, 16, 0, "coopmat"));
     v.push_back(mk(3, 6, 3, 20, 5, "coopmat"));
     v.push_back(in_storage(mk(2, 3, 1, 16, 6, "coopmat"), "buffer;out=texture3d_w;q=texture3d_c"));
   }

@@ -683,7 +683,11 @@ TEST(Cli, AbiDerivesTheInterfaceFromThePlan) {
   r = touchstone({"abi", "sdpa", "--dtype", "float16"});
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* s : {"variant 1 of ", "variant 2 of ", "sdpa_qk_naive", "sdpa_qk_tiled", "SKIP_MASKED_TILES=1",
-                        "scratch float32", "#define DTYPE float16_t", "enable f16;"})
+                        "scratch float32", "#define DTYPE float16_t", "enable f16;",
+                        // the coopmat prefill from position 0: the flash kernel reads k and v, the update beside it
+                        "remapped by the plan: k_cache -> tensor k, v_cache -> tensor v",
+                        "dispatch 2: kernel sdpa_update_cache  (replaced by DIR/sdpa_update_cache.comp, "
+                        "DIR/sdpa_update_cache.wgsl)\n    runs beside dispatch 1"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   r = touchstone({"abi", "q8ta_linear"});
   EXPECT_NE(r.out.find("workgroup: exactly 64"), std::string::npos) << r.out;

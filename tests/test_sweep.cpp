@@ -27,7 +27,7 @@ std::vector<std::string> ids(const Sweep& s) {
 
 TEST(Sweep, SameSeedSameCasesOtherSeedOtherCases) {
   for (const OpDef* op : all_ops()) {
-    // More cases than any operator has edge cases (sdpa's float16: 61), so that some are drawn.
+    // More cases than any operator has edge cases (sdpa's float16: 62), so that some are drawn.
     auto a = ids(Sweep(*op, DType::f16, 80, 7)), b = ids(Sweep(*op, DType::f16, 80, 7));
     EXPECT_EQ(a, b) << op->name;
     EXPECT_NE(a, ids(Sweep(*op, DType::f16, 80, 8))) << op->name;
