@@ -410,7 +410,11 @@ void WebGpuBackend::start(size_t i) {
   limits_.max_buffer_bytes = std::min(binding, buffer - kGuardBytes) - kGuardBytes;
   max_buffer_size_ = buffer;
   limits_.f16 = has("shader-f16");
-  limits_.no_coopmat = "WGSL in this Dawn (npm webgpu 0.6.2) has no cooperative (subgroup) matrices";
+  // Not "Dawn has none": on a GPU with VK_KHR_cooperative_matrix this Dawn offers them behind
+  // allow_unsafe_apis (ci/gpu/dawn_subgroup_matrix_probe.mjs), which the worker does not enable.
+  limits_.no_coopmat =
+      "no WGSL kernel here uses cooperative matrices: Dawn offers them (subgroup matrices) only as the experimental "
+      "feature chromium-experimental-subgroup-matrix, behind its allow_unsafe_apis toggle";
   limits_.bf16 = true;  // 32-bit words and rgba16uint images, converted in the accessors
   limits_.max_image_3d = lim.at("maxTextureDimension3D");
   limits_.subgroup = has("subgroups") ? j.at("adapter").value("subgroupMinSize", 0u) : 0u;

@@ -1,0 +1,91 @@
+// What Dawn (npm webgpu, the WebGPU backend's) offers of subgroup matrices (WGSL's cooperative matrices)
+// on this machine's GPU, and whether its two multiplies the tensor-core kernels would need are exact:
+// f16 x f16 -> f32 16x16x16 and i8 x i8 -> i32 16x16x32 (bytes packed 4 to an i32 word). The feature,
+// chromium-experimental-subgroup-matrix, is offered only behind Dawn's allow_unsafe_apis toggle, which
+// the WebGPU worker does not enable. On the GPU machine, from a checkout carrying gpu-bundle/:
+//   bash gpu-bundle/run.sh sh -c '"$TOUCHSTONE_NODE" ci/gpu/dawn_subgroup_matrix_probe.mjs'
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const dir = path.resolve(process.env.TOUCHSTONE_WEBGPU_DIR ?? 'gpu/webgpu');
+const req = createRequire(path.join(dir, 'package.json'));
+const { create, globals } = await import(pathToFileURL(req.resolve('webgpu')).href);
+Object.assign(globalThis, globals);
+globalThis.keepDawn = create(['backend=vulkan', 'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia']);
+const adapter = await globalThis.keepDawn.requestAdapter();
+if (!adapter) throw new Error('no WebGPU adapter');
+console.log('adapter', adapter.info.description);
+const configs = adapter.info.subgroupMatrixConfigs ?? [];
+for (const c of configs) console.log(`  ${c.componentType} -> ${c.resultComponentType}: M ${c.M} N ${c.N} K ${c.K}`);
+const feature = 'chromium-experimental-subgroup-matrix';
+if (!adapter.features.has(feature) || !adapter.features.has('shader-f16')) {
+  console.log(`no ${feature} (or no shader-f16) on this adapter`);
+  process.exit(0);
+}
+const device = await adapter.requestDevice({ requiredFeatures: [feature, 'shader-f16'] });
+
+// C = A B for A [16 x K] and B [K x 16], row-major; returns the number of wrong elements of C.
+async function multiply(code, A, B, expected) {
+  device.pushErrorScope('validation');
+  const module = device.createShaderModule({ code });
+  for (const m of (await module.getCompilationInfo()).messages) if (m.type === 'error') console.log('  wgsl:', m.lineNum, m.message);
+  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+  const error = await device.popErrorScope();
+  if (error) return `pipeline: ${error.message}`;
+  const upload = (arr) => {
+    const b = device.createBuffer({ size: arr.byteLength, usage: GPUBufferUsage.STORAGE, mappedAtCreation: true });
+    new Uint8Array(b.getMappedRange()).set(new Uint8Array(arr.buffer));
+    b.unmap();
+    return b;
+  };
+  const c = device.createBuffer({ size: 1024, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+  const read = device.createBuffer({ size: 1024, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const group = device.createBindGroup({
+    layout: pipeline.getBindGroupLayout(0),
+    entries: [upload(A), upload(B), c].map((buffer, binding) => ({ binding, resource: { buffer } })),
+  });
+  const enc = device.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, group);
+  pass.dispatchWorkgroups(1);
+  pass.end();
+  enc.copyBufferToBuffer(c, 0, read, 0, 1024);
+  device.queue.submit([enc.finish()]);
+  await read.mapAsync(GPUMapMode.READ);
+  const got = new expected.constructor(read.getMappedRange().slice(0));
+  read.unmap();
+  return `${expected.filter((v, i) => v !== got[i]).length} of 256 elements wrong`;
+}
+
+const kernel = (elem, acc, store, k) => `enable f16;
+enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read> a : array<${store}>;
+@group(0) @binding(1) var<storage, read> b : array<${store}>;
+@group(0) @binding(2) var<storage, read_write> c : array<${acc}>;
+@compute @workgroup_size(32)
+fn main() {
+  let l = subgroupMatrixLoad<subgroup_matrix_left<${elem}, ${k}, 16>>(&a, 0, false, ${k});
+  let r = subgroupMatrixLoad<subgroup_matrix_right<${elem}, 16, ${k}>>(&b, 0, false, 16);
+  subgroupMatrixStore(&c, 0, subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<${acc}, 16, 16>()), false, 16);
+}`;
+const product = (A, B, K, out) => {
+  for (let i = 0; i < 16; ++i)
+    for (let j = 0; j < 16; ++j) for (let k = 0; k < K; ++k) out[i * 16 + j] += A(i * K + k) * B(k * 16 + j);
+  return out;
+};
+
+// float16: small integers, so every product and sum is exact.
+const half = (x) => {  // a small integer's float16 bits
+  if (x === 0) return 0;
+  const a = Math.abs(x), e = Math.floor(Math.log2(a));
+  return (x < 0 ? 0x8000 : 0) | ((e + 15) << 10) | Math.round((a / 2 ** e - 1) * 1024);
+};
+const av = (i) => (i % 7) - 3, bv = (i) => (i % 5) - 2;
+const A16 = Uint16Array.from({ length: 256 }, (_, i) => half(av(i))), B16 = Uint16Array.from({ length: 256 }, (_, i) => half(bv(i)));
+console.log('f16 x f16 -> f32 16x16x16:', await multiply(kernel('f16', 'f32', 'f16', 16), A16, B16, product(av, bv, 16, new Float32Array(256))));
+const A8 = Int8Array.from({ length: 512 }, (_, i) => ((i * 37) % 255) - 127), B8 = Int8Array.from({ length: 512 }, (_, i) => ((i * 91) % 251) - 125);
+console.log('i8 x i8 -> i32 16x16x32:', await multiply(kernel('i8', 'i32', 'i32', 32), A8, B8, product((i) => A8[i], (i) => B8[i], 32, new Int32Array(256))));
+device.destroy();
+process.exit(0);
