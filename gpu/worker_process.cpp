@@ -80,13 +80,25 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, std::string l
     close(in[0]), close(in[1]), close(out[0]), close(out[1]);
     throw std::runtime_error(cat(label_, ": pipe: ", std::strerror(errno)));
   }
-  // dup2 clears close-on-exec on the child's 0/1/2 only; every other descriptor, ours included,
-  // stays out of the child.
+  // The replies come on the child's descriptor kFrameFd, not its stdout: a library in the worker
+  // that prints (Dawn printed its shader compiler's warnings to stdout) would otherwise corrupt the
+  // frames, and a reply's length read from text is a wait of hours. Its stdout joins its stderr.
+  // The pipe's write end is moved above the descriptors dup2 fills first, so no dup2 here has the
+  // same source and target (which would leave close-on-exec set). dup2 clears close-on-exec on the
+  // child's 0/1/2/kFrameFd only; every other descriptor, ours included, stays out of the child.
+  const int frames = fcntl(out[1], F_DUPFD_CLOEXEC, kFrameFd + 1);
+  close(out[1]);
+  out[1] = frames;
+  if (out[1] < 0) {
+    close(in[0]), close(in[1]), close(out[0]), close(err[0]), close(err[1]);
+    throw std::runtime_error(cat(label_, ": fcntl: ", std::strerror(errno)));
+  }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  posix_spawn_file_actions_adddup2(&fa, out[1], kFrameFd);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -213,6 +225,11 @@ Frame WorkerProcess::call(FrameType type, const std::vector<std::span<const uint
   uint32_t reply_len;
   std::memcpy(&reply_len, head, 4);
   if (reply_len == 0) lost("sent an empty frame");
+  if (head[4] < uint8_t(FrameType::info) || head[4] > uint8_t(FrameType::times)) {
+    std::string said;
+    for (uint8_t c : head) said += c >= 32 && c < 127 ? std::string(1, char(c)) : cat("\\x", "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 15]);
+    lost(cat("sent something that is not a frame (its first bytes: \"", said, "\")"));
+  }
   Frame f;
   f.type = FrameType(head[4]);
   f.payload.resize(reply_len - 1);

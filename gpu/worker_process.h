@@ -1,7 +1,8 @@
 #pragma once
-// A child process spoken to in frames (protocol.h) over its stdin/stdout, with its stderr kept as a
-// bounded tail for error messages. No threads: stderr is drained whenever the parent waits on the
-// child, and the child only writes much to stderr while it serves a request.
+// A child process spoken to in frames (worker_protocol.h): requests on its stdin, replies on its
+// descriptor kFrameFd, its stdout and stderr (one pipe) kept as a bounded tail for error messages.
+// No threads: that pipe is drained whenever the parent waits on the child, and the child only
+// writes much to it while it serves a request.
 #include <sys/types.h>
 
 #include <chrono>

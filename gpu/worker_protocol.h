@@ -2,10 +2,14 @@
 // Frames between a backend and its worker process: gpu/webgpu/worker.mjs (gpu/webgpu/PROTOCOL.md)
 // and the foreign workers (gpu/foreign/PROTOCOL.md, which use info, run, result and error).
 // A frame is u32 length (little-endian, counting the type byte and the payload), u8 type, payload.
+// Requests come on the worker's stdin, replies go out on its descriptor kFrameFd; its stdout and
+// stderr are one pipe, of which the backend keeps a tail for error messages.
 #include <cstdint>
 #include <vector>
 
 namespace ts {
+
+inline constexpr int kFrameFd = 3;
 
 enum class FrameType : uint8_t {
   info = 1,    // request: empty; reply: JSON {adapter, features, limits, flags}

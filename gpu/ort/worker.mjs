@@ -1,7 +1,7 @@
 // Touchstone's ONNX Runtime worker: one-node ONNX models run by onnxruntime-node's WebGPU execution
-// provider (Dawn, linked into libonnxruntime), behind the frames of gpu/foreign/PROTOCOL.md on
-// stdin/stdout, one request at a time. Run as `node worker.mjs <dir holding node_modules>`.
-// ONNX Runtime and Dawn log to stderr; stdout carries nothing but frames.
+// provider (Dawn, linked into libonnxruntime), behind the frames of gpu/foreign/PROTOCOL.md
+// (requests on stdin, replies on descriptor 3), one request at a time. Run as `node worker.mjs <dir
+// holding node_modules>` by the backend, which gives it descriptor 3.
 //
 // RUN header (beyond PROTOCOL.md's):
 //   "op":      the node's ONNX op_type, e.g. "RotaryEmbedding"
@@ -15,6 +15,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
+import { writeSync } from 'node:fs';
 
 const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4 };
 const SESSION_CACHE_MAX = 32;
@@ -22,12 +23,14 @@ const LIBRARY = 'onnxruntime-node';
 
 const [modulesDir] = process.argv.slice(2);
 
+// Replies go out on descriptor 3 (gpu/worker_protocol.h's kFrameFd), a blocking pipe; stdout is the
+// stderr pipe, where whatever a library prints lands instead of among the frames.
+const FRAME_FD = 3;
 function send(type, payload) {
   const head = Buffer.alloc(5);
   head.writeUInt32LE(payload.length + 1, 0);
   head.writeUInt8(type, 4);
-  process.stdout.write(head);
-  process.stdout.write(payload);
+  for (const part of [head, payload]) for (let at = 0; at < part.length;) at += writeSync(FRAME_FD, part, at);
 }
 const sendError = (message) => send(FRAME.ERROR, Buffer.from(message, 'utf8'));
 

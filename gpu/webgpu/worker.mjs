@@ -1,12 +1,12 @@
-// Touchstone's WebGPU worker: Dawn (npm `webgpu`) behind length-prefixed binary frames on
-// stdin/stdout, one request at a time. WebGpuBackend (webgpu_backend.cpp) embeds this file and runs
-// it as `node --input-type=module -e <this file> -- <modules dir> <layer dir> <worker index> <toggle or flag>...`;
-// the frames are described in gpu/webgpu/PROTOCOL.md. Dawn writes warnings to stderr, which the C++
-// side keeps as a tail for error messages, so stdout carries nothing but frames.
+// Touchstone's WebGPU worker: Dawn (npm `webgpu`) behind length-prefixed binary frames (requests on
+// stdin, replies on descriptor 3), one request at a time. WebGpuBackend (webgpu_backend.cpp) embeds
+// this file and runs it as `node --input-type=module -e <this file> -- <modules dir> <layer dir>
+// <worker index> <toggle or flag>...`; the frames are described in gpu/webgpu/PROTOCOL.md. What Dawn
+// prints (to stdout or stderr) goes to one pipe, of which the C++ side keeps a tail for error messages.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 
 const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4, PREPARE: 5, TIME: 6, TIMES: 7 };
@@ -51,13 +51,14 @@ function driverCachePerWorker() {
 }
 driverCachePerWorker();
 
+// Replies go out on descriptor 3 (gpu/worker_protocol.h's kFrameFd), a blocking pipe; stdout is the
+// stderr pipe, where whatever a library prints lands instead of among the frames.
+const FRAME_FD = 3;
 function send(type, payload) {
   const head = Buffer.alloc(5);
   head.writeUInt32LE(payload.length + 1, 0);
   head.writeUInt8(type, 4);
-  // Pipes are written synchronously on Linux, so a large reply needs no copy into one buffer.
-  process.stdout.write(head);
-  process.stdout.write(payload);
+  for (const part of [head, payload]) for (let at = 0; at < part.length;) at += writeSync(FRAME_FD, part, at);
 }
 const sendError = (message) => send(FRAME.ERROR, Buffer.from(message, 'utf8'));
 

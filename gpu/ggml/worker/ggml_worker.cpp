@@ -57,7 +57,7 @@ bool read_exact(void* dst, size_t n) {
 void write_exact(const void* src, size_t n) {
   auto* p = static_cast<const uint8_t*>(src);
   while (n) {
-    ssize_t r = write(1, p, n);
+    ssize_t r = write(3, p, n);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) std::exit(3);  // the backend went away
     p += r, n -= size_t(r);
@@ -225,7 +225,7 @@ void log_to_stderr(ggml_log_level, const char* text, void*) { std::fputs(text, s
 }  // namespace
 
 int main() {
-  ggml_log_set(log_to_stderr, nullptr);  // stdout carries frames only
+  ggml_log_set(log_to_stderr, nullptr);  // its stdout is the stderr pipe: frames go to descriptor 3
   ggml_backend_t backend = nullptr;
   for (;;) {
     uint32_t len = 0;
