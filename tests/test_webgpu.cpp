@@ -192,6 +192,25 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   EXPECT_EQ(ok.outcome, Outcome::pass) << line(ok);
 }
 
+// Dawn prints its compiler's warnings to the worker's stdout, which once carried the replies: a
+// kernel with a warning (here unreachable code, in a function nothing calls) left the backend reading
+// a warning as a frame's length, and the case hung until the worker's deadline. It runs as the
+// shipped kernel does; its own timeout is short so that the old failure is a quick ERROR, not a wait.
+TEST(WebGpuWorkers, KernelThatMakesDawnWarnRunsAndPasses) {
+  WebGpuOptions o;
+  o.timeout_ms = 20000;
+  o.compile_timeout_ms = 20000;
+  std::string why;
+  auto b = WebGpuBackend::create(o, &why);
+  if (!b && no_webgpu_allowed()) GTEST_SKIP() << "WebGPU UNAVAILABLE: " << why;
+  ASSERT_TRUE(b) << why;
+  const std::string path = "gpu/webgpu/shaders/rope_half.wgsl";
+  KernelOverride warns(*b, "rope_half", resolve_includes(embedded(path), "gpu/webgpu/shaders/", path) +
+                                            "\nfn ts_never_called() -> u32 { return 1u; let unreachable_ = 2u; }\n");
+  CaseResult r = run_id(*b, "rope_half/B=1,H=2,S=3,D=8/float32/buffer/seed=1");
+  EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
+}
+
 // Drivers drop writes outside a binding's range (lavapipe and NVIDIA's, robust access on or off),
 // so an output's binding runs to the end of its trailing guard: a write just past the tensor lands
 // there and fails the case, while every in-bounds value is right.
