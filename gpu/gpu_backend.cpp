@@ -301,6 +301,9 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
     if (d.cooperative_matrix && !lim.no_coopmat.empty())
       return unsupported("cooperative-matrix", cat(op.name, ": dispatch ", d.kernel, " multiplies on cooperative matrices (tensor cores): ",
                                                    lim.no_coopmat));
+    // A kernel not written yet in this backend's language (WGSL has no tensor-core flash attention):
+    // a stated gap, never PASS.
+    if (!kernels_.has(d.kernel)) return unsupported("", cat(op.name, ": dispatch ", d.kernel, ": no ", kernels_.file(d.kernel), " yet"));
     // "subgroups" also where the device shuffles in subgroups of another size: the kernels' subgroup
     // path is what a device profile that requires subgroups expects to run.
     if (d.subgroup && (lim.subgroup < d.subgroup || lim.subgroup % d.subgroup != 0))

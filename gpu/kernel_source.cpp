@@ -100,6 +100,11 @@ KernelText KernelSources::get(const std::string& kernel) const {
   return {resolve_includes(embedded(dir + kernel + ext_), dir, kernel + ext_), kernel + ext_, false};
 }
 
+bool KernelSources::has(const std::string& kernel) const {
+  std::lock_guard lock(mu_);
+  return replaced_.count(kernel) || embedded_files().count(builtin_kernel_dir(ext_) + kernel + ext_);
+}
+
 bool KernelSources::mentions(const std::string& kernel, const std::string& word) const {
   {
     std::lock_guard lock(mu_);

@@ -50,6 +50,8 @@ class KernelSources {
   // The name messages use for `kernel` ("KERNEL.comp" or a replacement's path).
   std::string file(const std::string& kernel) const;
   bool any_replaced() const;
+  // Whether `kernel` has a text here: a replacement, or a built-in kernel of this language.
+  bool has(const std::string& kernel) const;
   bool replaced(const std::string& kernel) const;
   // Whether the text of `kernel` (includes resolved) contains `word`; remembered until the kernel is
   // replaced, so a per-case question costs a lookup. False where get() would throw.

@@ -326,7 +326,8 @@ const std::vector<PrecisionBug>& precision_bugs() {
        {{"@marker rstd", "  rs = inverseSqrt(red[0] * pc.inv_h);"}}},
       // The tensor-core GEMM stages the first K stage with a weight word lost (16 rows of a tile).
       {"q8ta_coopmat_drops_a_weight_word", "q8ta_linear", "q8ta_linear_coopmat", {DType::i8},
-       {{"@marker stage_w", "  if (st == 0u && p == 0u) sbuf[at + BT * RW + fr * RW + fc].x = 0u;"}}, {}, "cooperative-matrix"},
+       {{"@marker stage_w", "  if (st == 0u && p == 0u) sbuf[at + BT * RW + fr * RW + fc].x = 0u;"}},
+       {{"@marker stage_w", "        if (st == 0u && c == 0u && j == 0u) { sbuf[XW + at] = 0; }"}}, "cooperative-matrix"},
       // The flash kernel weighs float16-rounded scores (large logits show it).
       {"sdpa_coopmat_scores_in_float16", "sdpa", "sdpa_flash_coopmat", {DType::f16},
        {{"@marker weight", "        e = exp2(ts_f16_round(pc.scale_log2 * sc[i]) - sub[i]);"}}, {},

@@ -211,6 +211,21 @@ TEST(WebGpuWorkers, KernelThatMakesDawnWarnRunsAndPasses) {
   EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
 }
 
+// The workers run Dawn with allow_unsafe_apis (for its subgroup matrices), which also accepts WGSL
+// extensions no browser offers; a kernel still cannot enable one itself, because its text follows
+// the preamble's declarations and WGSL wants every `enable` before them. So a kernel may use only
+// what its plan asks the preamble for.
+TEST_F(WebGpu, AKernelCannotEnableAnExtensionItself) {
+  const std::string path = "gpu/webgpu/shaders/rope_half.wgsl";
+  auto unsafe = std::make_unique<KernelOverride>(
+      backend(), "rope_half",
+      "enable chromium_disable_uniformity_analysis;\n" + resolve_includes(embedded(path), "gpu/webgpu/shaders/", path));
+  CaseResult r = run_id(backend(), "rope_half/B=1,H=1,S=2,D=4/float32/buffer/seed=1");
+  unsafe.reset();
+  EXPECT_EQ(r.outcome, Outcome::error) << line(r);
+  EXPECT_NE(r.detail.find("rope_half.wgsl:1:"), std::string::npos) << "the enable's line: " << r.detail;
+}
+
 // Drivers drop writes outside a binding's range (lavapipe and NVIDIA's, robust access on or off),
 // so an output's binding runs to the end of its trailing guard: a write just past the tensor lands
 // there and fails the case, while every in-bounds value is right.

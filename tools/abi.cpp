@@ -221,7 +221,7 @@ void print_preambles(DType dtype, const std::vector<std::string>& defines) {
     std::printf("  dtype defines: none (%s)\n", e.what());
   }
 #ifdef TS_HAVE_WEBGPU
-  std::string w = WebGpuBackend::preamble(dtype, dtype == DType::f16, false, defines, true);
+  std::string w = WebGpuBackend::preamble(dtype, dtype == DType::f16, false, false, defines, true);
   std::printf("\n  WGSL (generated per program; then the accessor library and each TS_INPUT/TS_OUTPUT's functions):\n    %s\n",
               std::regex_replace(w.substr(0, w.size() - 1), std::regex("\n"), "\n    ").c_str());
 #endif

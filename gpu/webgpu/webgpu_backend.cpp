@@ -6,6 +6,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <regex>
 #include <span>
@@ -36,7 +37,11 @@ namespace {
 // Not disable_robustness: lavapipe and NVIDIA's driver drop writes outside a binding's range with or
 // without it (measured), so past-the-end writes are seen only through GpuBackend binding outputs up
 // to the end of their trailing guard, which robust access leaves intact.
-const std::vector<std::string> kDefaultToggles = {"vulkan_enable_f16_on_nvidia"};
+// allow_unsafe_apis: Dawn offers its subgroup matrices (chromium-experimental-subgroup-matrix, the
+// WGSL kernels' tensor cores) only behind it. It does not let a kernel use more of WGSL than a
+// browser would: a kernel cannot enable an extension itself (its text follows the preamble's
+// declarations, which every `enable` must precede), so only what its plan asks for is enabled.
+const std::vector<std::string> kDefaultToggles = {"vulkan_enable_f16_on_nvidia", "allow_unsafe_apis"};
 
 size_t round4(size_t n) { return (n + 3) & ~size_t(3); }
 
@@ -80,11 +85,12 @@ void take_result(const HostBuffer& b, const uint8_t* at, uint8_t* dst) {
 // compile (a module-scope function may shadow a builtin's name).
 }  // namespace
 
-std::string WebGpuBackend::preamble(DType dtype, bool f16, bool subgroups, const std::vector<std::string>& defines,
-                                    bool packed_dot) {
+std::string WebGpuBackend::preamble(DType dtype, bool f16, bool subgroups, bool coopmat,
+                                    const std::vector<std::string>& defines, bool packed_dot) {
   std::string s;
   if (f16) s += "enable f16;\n";
   if (subgroups) s += "enable subgroups;\n";  // kernels that shuffle (Dispatch::subgroup)
+  if (coopmat) s += "enable chromium_experimental_subgroup_matrix;\n";  // Dispatch::cooperative_matrix
   // int8 kernels address packed 32-bit words themselves: they get no DTYPE.
   if (dtype == DType::f32) s += "alias DTYPE = f32;\n";
   if (dtype == DType::f16) s += "alias DTYPE = f16;\n";
@@ -263,7 +269,7 @@ std::shared_ptr<const WebGpuBackend::Program> WebGpuBackend::program(const Dispa
   p.decls = decls;
   bool f16 = dtype == DType::f16;
   for (const webgpu::TensorForm& f : forms) f16 = f16 || f.dtype == DType::f16;
-  std::string pre = preamble(dtype, f16, d.subgroup != 0, d.defines, packed_dot_);
+  std::string pre = preamble(dtype, f16, d.subgroup != 0, d.cooperative_matrix, d.defines, packed_dot_);
   if (!decls.empty()) {
     webgpu::Expansion e;
     try {
@@ -410,11 +416,6 @@ void WebGpuBackend::start(size_t i) {
   limits_.max_buffer_bytes = std::min(binding, buffer - kGuardBytes) - kGuardBytes;
   max_buffer_size_ = buffer;
   limits_.f16 = has("shader-f16");
-  // Not "Dawn has none": on a GPU with VK_KHR_cooperative_matrix this Dawn offers them behind
-  // allow_unsafe_apis (ci/gpu/dawn_subgroup_matrix_probe.mjs), which the worker does not enable.
-  limits_.no_coopmat =
-      "no WGSL kernel here uses cooperative matrices: Dawn offers them (subgroup matrices) only as the experimental "
-      "feature chromium-experimental-subgroup-matrix, behind its allow_unsafe_apis toggle";
   limits_.bf16 = true;  // 32-bit words and rgba16uint images, converted in the accessors
   limits_.max_image_3d = lim.at("maxTextureDimension3D");
   limits_.subgroup = has("subgroups") ? j.at("adapter").value("subgroupMinSize", 0u) : 0u;
@@ -425,6 +426,18 @@ void WebGpuBackend::start(size_t i) {
   for (auto& [format, why] : j.at("formats").items()) formats_[format] = why.is_null() ? "" : why.get<std::string>();
 
   const json& a = j.at("adapter");
+  // Tensor cores: Dawn's subgroup matrices (behind allow_unsafe_apis, kDefaultToggles) in the shape
+  // the WGSL kernels multiply on, int8 x int8 -> int32 16x16x32 (the GPU's VK_KHR_cooperative_matrix).
+  const auto shapes = a.value("subgroupMatrixConfigs", std::vector<std::string>{});
+  const bool coopmat = has("chromium-experimental-subgroup-matrix") &&
+                       std::find(shapes.begin(), shapes.end(), "i8>i32:16x16x32") != shapes.end();
+  limits_.no_coopmat = coopmat ? ""
+                       : shapes.empty()
+                           ? "the adapter offers no cooperative (subgroup) matrices (Dawn's chromium-experimental-subgroup-matrix)"
+                           : cat("the adapter's cooperative (subgroup) matrices lack i8>i32:16x16x32 (it offers ",
+                                 std::accumulate(std::next(shapes.begin()), shapes.end(), shapes.front(),
+                                                 [](std::string t, const std::string& x) { return t + " " + x; }),
+                                 ")");
   info_.backend = "webgpu";
   info_.name = "";
   for (const char* key : {"description", "device", "vendor"})
@@ -437,6 +450,8 @@ void WebGpuBackend::start(size_t i) {
     info_.capabilities.push_back(cat("subgroup-size=", a.value("subgroupMinSize", 0), "..", a.value("subgroupMaxSize", 0)));
   // int8 kernels' packed dot product: used, offered but turned off (WebGpuOptions::int_dot), or absent.
   if (packed_dot_) info_.capabilities.push_back(limits_.int_dot ? "int8-dot-product" : "int8-dot-product=off");
+  if (coopmat) info_.capabilities.push_back("cooperative-matrix");
+  for (const std::string& s : shapes) info_.capabilities.push_back(cat("subgroup-matrix=", s));
   info_.capabilities.push_back(cat("max-workgroups-per-dimension=", per_dim));
   info_.capabilities.push_back(cat("max-workgroup-size-x=", limits_.max_workgroup_size_x));
   info_.capabilities.push_back(cat("max-invocations-per-workgroup=", limits_.max_invocations));

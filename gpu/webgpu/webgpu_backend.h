@@ -56,7 +56,7 @@ class WebGpuBackend : public GpuBackend {
   // What every kernel sees before its own text (and the accessors): DTYPE, WG, the plan's defines
   // as constants, TS_INT_DOT, ts_linear_id(); `subgroups`: `enable subgroups;` (Dispatch::subgroup);
   // `packed_dot`: Dawn has dot4I8Packed.
-  static std::string preamble(DType dtype, bool f16, bool subgroups, const std::vector<std::string>& defines, bool packed_dot);
+  static std::string preamble(DType dtype, bool f16, bool subgroups, bool coopmat, const std::vector<std::string>& defines, bool packed_dot);
   // Test hook: the pid of the worker that served the last request (-1 when it is gone).
   pid_t worker_pid() const;
 

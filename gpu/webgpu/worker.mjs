@@ -110,7 +110,9 @@ async function openDevice() {
   const limits = {};
   for (const k in adapter.limits) if (typeof adapter.limits[k] === 'number') limits[k] = adapter.limits[k];
   // timestamp-query: `touchstone bench` times dispatch chains on the device (TIME frames).
-  const wanted = ['shader-f16', 'subgroups', 'timestamp-query'].filter((f) => adapter.features.has(f));
+  // chromium-experimental-subgroup-matrix: the tensor cores (impl=coopmat), offered behind allow_unsafe_apis.
+  const wanted = ['shader-f16', 'subgroups', 'timestamp-query', 'chromium-experimental-subgroup-matrix']
+    .filter((f) => adapter.features.has(f));
   // The adapter's own limits, every one: defaults cap storage bindings at 128 MiB and more.
   const device = await adapter.requestDevice({ requiredFeatures: wanted, requiredLimits: limits });
   device.lost.then((info) => {
@@ -126,6 +128,8 @@ async function openDevice() {
       vendor: ai.vendor, architecture: ai.architecture, device: ai.device, description: ai.description,
       subgroupMinSize: ai.subgroupMinSize, subgroupMaxSize: ai.subgroupMaxSize,
       isFallbackAdapter: ai.isFallbackAdapter,
+      // e.g. 'i8>i32:16x16x32' (component > result: M x N x K)
+      subgroupMatrixConfigs: [...(ai.subgroupMatrixConfigs ?? [])].map((c) => `${c.componentType}>${c.resultComponentType}:${c.M}x${c.N}x${c.K}`),
     },
     features: [...device.features].sort(),
     // WGSL language extensions (packed_4x8_integer_dot_product: dot4I8Packed), from navigator.gpu.
