@@ -69,6 +69,7 @@ TEST_P(CoopmatBackends, UnsupportedNamesTheCapabilityElsePasses) {
     if (has && !KernelSources(ext).has(k.kernel)) {
       EXPECT_EQ(r.outcome, Outcome::unsupported) << k.id << ": " << r.detail;
       EXPECT_NE(r.detail.find(cat("no ", k.kernel, ext, " yet")), std::string::npos) << r.detail;
+      EXPECT_EQ(r.capability, cat("kernel:", k.kernel, ext)) << r.detail;
     } else if (has) {
       EXPECT_EQ(r.outcome, Outcome::pass) << k.id << ": " << r.detail;
     } else {
