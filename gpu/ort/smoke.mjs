@@ -59,14 +59,15 @@ const randoms = (n) => Array.from({ length: n }, rnd);
 class Worker {
   constructor() {
     this.proc = spawn(process.execPath, [path.join(here, 'worker.mjs'), modulesDir], {
-      stdio: ['pipe', 'pipe', 'pipe'],
+      // Replies come on descriptor 3 (gpu/worker_protocol.h's kFrameFd); stdout is log, as stderr.
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
       // verbose: ORT logs each session's node placement, checked below
       env: { ...process.env, TOUCHSTONE_ORT_LOG: 'verbose' },
     });
     this.placements = [];
     this.stderrTail = '';
     let line = '';
-    this.proc.stderr.on('data', (d) => {
+    const onLog = (d) => {
       if (process.env.SMOKE_STDERR) process.stderr.write(d);
       this.stderrTail = (this.stderrTail + d).slice(-4000);
       const lines = (line + d).split('\n');
@@ -75,10 +76,12 @@ class Worker {
         const m = /VerifyEachNodeIsAssignedToAnEp\]\s+(.*)/.exec(l);
         if (m && /placed on/.test(m[1])) this.placements.push(m[1].trim());
       }
-    });
+    };
+    this.proc.stderr.on('data', onLog);
+    this.proc.stdout.on('data', onLog);
     this.buf = Buffer.alloc(0);
     this.waiting = [];
-    this.proc.stdout.on('data', (d) => {
+    this.proc.stdio[3].on('data', (d) => {
       this.buf = Buffer.concat([this.buf, d]);
       while (this.buf.length >= 4 && this.buf.length >= 4 + this.buf.readUInt32LE(0)) {
         const len = this.buf.readUInt32LE(0);
