@@ -82,7 +82,8 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, std::string l
   }
   // The replies come on the child's descriptor kFrameFd, not its stdout: a library in the worker
   // that prints (Dawn printed its shader compiler's warnings to stdout) would otherwise corrupt the
-  // frames, and a reply's length read from text is a wait of hours. Its stdout joins its stderr.
+  // frames, and a length read from text kept the backend waiting for gigabytes until the worker's
+  // deadline. Its stdout joins its stderr.
   // The pipe's write end is moved above the descriptors dup2 fills first, so no dup2 here has the
   // same source and target (which would leave close-on-exec set). dup2 clears close-on-exec on the
   // child's 0/1/2/kFrameFd only; every other descriptor, ours included, stays out of the child.
