@@ -39,9 +39,11 @@ inline constexpr const char* kGarbageInPaddingOfOut =
 
 // The anchor may lie in a file the kernel includes (gpu/kernel_source.h): the bug goes into the
 // kernel's resolved text, so it breaks that kernel alone.
+inline std::string shipped(const std::string& path) {
+  return resolve_includes(embedded(path), path.substr(0, path.rfind('/') + 1), path);
+}
 inline std::string with_bug(const std::string& path, const std::string& anchor, const std::string& bug, bool after) {
-  const std::string dir = path.substr(0, path.rfind('/') + 1);
-  return splice(resolve_includes(embedded(path), dir, path), anchor, bug, after, path);
+  return splice(shipped(path), anchor, bug, after, path);
 }
 
 }  // namespace ts::test

@@ -396,8 +396,7 @@ SweepFailures sweep_failures(Backend& b, const OpDef& op, DType t, const std::fu
 // A shipped kernel's resolved text (includes spliced in) for `backend`.
 std::string shipped_text(const std::string& backend, const std::string& kernel) {
   const bool vk = backend == "vulkan";
-  const std::string dir = vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/", path = dir + kernel + (vk ? ".comp" : ".wgsl");
-  return resolve_includes(embedded(path), dir, path);
+  return test::shipped(cat(vk ? "gpu/vulkan/shaders/" : "gpu/webgpu/shaders/", kernel, vk ? ".comp" : ".wgsl"));
 }
 
 class PrecisionBugs : public ::testing::TestWithParam<std::string> {

@@ -204,8 +204,7 @@ TEST(WebGpuWorkers, KernelThatMakesDawnWarnRunsAndPasses) {
   auto b = WebGpuBackend::create(o, &why);
   if (!b && no_webgpu_allowed()) GTEST_SKIP() << "WebGPU UNAVAILABLE: " << why;
   ASSERT_TRUE(b) << why;
-  const std::string path = "gpu/webgpu/shaders/rope_half.wgsl";
-  KernelOverride warns(*b, "rope_half", resolve_includes(embedded(path), "gpu/webgpu/shaders/", path) +
+  KernelOverride warns(*b, "rope_half", test::shipped("gpu/webgpu/shaders/rope_half.wgsl") +
                                             "\nfn ts_never_called() -> u32 { return 1u; let unreachable_ = 2u; }\n");
   CaseResult r = run_id(*b, "rope_half/B=1,H=2,S=3,D=8/float32/buffer/seed=1");
   EXPECT_EQ(r.outcome, Outcome::pass) << line(r);
@@ -216,10 +215,8 @@ TEST(WebGpuWorkers, KernelThatMakesDawnWarnRunsAndPasses) {
 // the preamble's declarations and WGSL wants every `enable` before them. So a kernel may use only
 // what its plan asks the preamble for.
 TEST_F(WebGpu, AKernelCannotEnableAnExtensionItself) {
-  const std::string path = "gpu/webgpu/shaders/rope_half.wgsl";
   auto unsafe = std::make_unique<KernelOverride>(
-      backend(), "rope_half",
-      "enable chromium_disable_uniformity_analysis;\n" + resolve_includes(embedded(path), "gpu/webgpu/shaders/", path));
+      backend(), "rope_half", "enable chromium_disable_uniformity_analysis;\n" + test::shipped("gpu/webgpu/shaders/rope_half.wgsl"));
   CaseResult r = run_id(backend(), "rope_half/B=1,H=1,S=2,D=4/float32/buffer/seed=1");
   unsafe.reset();
   EXPECT_EQ(r.outcome, Outcome::error) << line(r);

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <deque>
 #include <map>
-#include <numeric>
 #include <optional>
 #include <regex>
 #include <span>
@@ -431,13 +430,12 @@ void WebGpuBackend::start(size_t i) {
   const auto shapes = a.value("subgroupMatrixConfigs", std::vector<std::string>{});
   const bool coopmat = has("chromium-experimental-subgroup-matrix") &&
                        std::find(shapes.begin(), shapes.end(), "i8>i32:16x16x32") != shapes.end();
+  std::string offered;
+  for (const std::string& s : shapes) offered += (offered.empty() ? "" : " ") + s;
   limits_.no_coopmat = coopmat ? ""
-                       : shapes.empty()
+                       : offered.empty()
                            ? "the adapter offers no cooperative (subgroup) matrices (Dawn's chromium-experimental-subgroup-matrix)"
-                           : cat("the adapter's cooperative (subgroup) matrices lack i8>i32:16x16x32 (it offers ",
-                                 std::accumulate(std::next(shapes.begin()), shapes.end(), shapes.front(),
-                                                 [](std::string t, const std::string& x) { return t + " " + x; }),
-                                 ")");
+                           : cat("the adapter's cooperative (subgroup) matrices lack i8>i32:16x16x32 (it offers ", offered, ")");
   info_.backend = "webgpu";
   info_.name = "";
   for (const char* key : {"description", "device", "vendor"})

@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/worker_protocol.h"
+
 #include <nlohmann/json.hpp>
 
 #include "ggml-alloc.h"
@@ -57,7 +59,7 @@ bool read_exact(void* dst, size_t n) {
 void write_exact(const void* src, size_t n) {
   auto* p = static_cast<const uint8_t*>(src);
   while (n) {
-    ssize_t r = write(3, p, n);
+    ssize_t r = write(ts::kFrameFd, p, n);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) std::exit(3);  // the backend went away
     p += r, n -= size_t(r);
