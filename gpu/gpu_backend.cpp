@@ -301,7 +301,7 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
     if (d.cooperative_matrix && !lim.no_coopmat.empty())
       return unsupported("cooperative-matrix", cat(op.name, ": dispatch ", d.kernel, " multiplies on cooperative matrices (tensor cores): ",
                                                    lim.no_coopmat));
-    // A kernel not written yet in this backend's language (WGSL has no tensor-core flash attention):
+    // A kernel not written yet in this backend's language (a new kernel's twin still to come):
     // a stated gap, never PASS. What is missing is the kernel, so that is the capability it names
     // (no backend lists one, so no device profile can require it and every test sees a gap).
     if (!kernels_.has(d.kernel))

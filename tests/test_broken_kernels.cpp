@@ -330,8 +330,8 @@ const std::vector<PrecisionBug>& precision_bugs() {
        {{"@marker stage_w", "        if (st == 0u && c == 0u && j == 0u) { sbuf[XW + at] = 0; }"}}, "cooperative-matrix"},
       // The flash kernel weighs float16-rounded scores (large logits show it).
       {"sdpa_coopmat_scores_in_float16", "sdpa", "sdpa_flash_coopmat", {DType::f16},
-       {{"@marker weight", "        e = exp2(ts_f16_round(pc.scale_log2 * sc[i]) - sub[i]);"}}, {},
-       "cooperative-matrix"},
+       {{"@marker weight", "        e = exp2(ts_f16_round(pc.scale_log2 * sc[i]) - sub[i]);"}},
+       {{"@marker weight", "      e = exp2(" + f16_wgsl("y[k]") + " - select(KILL, R, c + k < n));"}}, "cooperative-matrix"},
   };
   return bugs;
 }

@@ -58,8 +58,8 @@ TEST(Coopmat, KernelsCompileAndReflectWithoutADevice) {
 class CoopmatBackends : public test::BackendTest {};
 
 // Where the backend has no cooperative matrices the case is UNSUPPORTED with the capability named;
-// where it has them, the case runs and passes, unless its language has no such kernel yet (WGSL has no
-// flash attention on them): UNSUPPORTED naming the kernel's file.
+// where it has them, the case runs and passes, unless its language has no such kernel yet: UNSUPPORTED
+// naming the kernel's file.
 TEST_P(CoopmatBackends, UnsupportedNamesTheCapabilityElsePasses) {
   const auto caps = backend().info().capabilities;
   const bool has = std::find(caps.begin(), caps.end(), "cooperative-matrix") != caps.end();

@@ -425,17 +425,19 @@ void WebGpuBackend::start(size_t i) {
   for (auto& [format, why] : j.at("formats").items()) formats_[format] = why.is_null() ? "" : why.get<std::string>();
 
   const json& a = j.at("adapter");
-  // Tensor cores: Dawn's subgroup matrices (behind allow_unsafe_apis, kDefaultToggles) in the shape
-  // the WGSL kernels multiply on, int8 x int8 -> int32 16x16x32 (the GPU's VK_KHR_cooperative_matrix).
+  // Tensor cores: Dawn's subgroup matrices (behind allow_unsafe_apis, kDefaultToggles) in the shapes
+  // the WGSL kernels multiply on (the GPU's VK_KHR_cooperative_matrix): int8 x int8 -> int32
+  // 16x16x32 (q8ta_linear) and float16 x float16 -> float32 16x16x16 (sdpa).
   const auto shapes = a.value("subgroupMatrixConfigs", std::vector<std::string>{});
-  const bool coopmat = has("chromium-experimental-subgroup-matrix") &&
-                       std::find(shapes.begin(), shapes.end(), "i8>i32:16x16x32") != shapes.end();
-  std::string offered;
+  std::string offered, lacking;
   for (const std::string& s : shapes) offered += (offered.empty() ? "" : " ") + s;
+  for (const char* need : {"i8>i32:16x16x32", "f16>f32:16x16x16"})
+    if (std::find(shapes.begin(), shapes.end(), need) == shapes.end()) lacking += cat(lacking.empty() ? "" : " and ", need);
+  const bool coopmat = has("chromium-experimental-subgroup-matrix") && lacking.empty();
   limits_.no_coopmat = coopmat ? ""
                        : offered.empty()
                            ? "the adapter offers no cooperative (subgroup) matrices (Dawn's chromium-experimental-subgroup-matrix)"
-                           : cat("the adapter's cooperative (subgroup) matrices lack i8>i32:16x16x32 (it offers ", offered, ")");
+                           : cat("the adapter's cooperative (subgroup) matrices lack ", lacking, " (it offers ", offered, ")");
   info_.backend = "webgpu";
   info_.name = "";
   for (const char* key : {"description", "device", "vendor"})
