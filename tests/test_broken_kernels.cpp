@@ -331,7 +331,8 @@ const std::vector<PrecisionBug>& precision_bugs() {
       // The flash kernel weighs float16-rounded scores (large logits show it).
       {"sdpa_coopmat_scores_in_float16", "sdpa", "sdpa_flash_coopmat", {DType::f16},
        {{"@marker weight", "        e = exp2(ts_f16_round(pc.scale_log2 * sc[i]) - sub[i]);"}},
-       {{"@marker weight", "      e = exp2(" + f16_wgsl("y[k]") + " - select(KILL, R, c + k < n));"}}, "cooperative-matrix"},
+       {{"@marker weight", "      e = exp2(" + f16_wgsl("pc.scale_log2 * fsm[sat + k]") + " - select(KILL, R, c + k < n));"}},
+       "cooperative-matrix"},
   };
   return bugs;
 }

@@ -1,27 +1,31 @@
 // sdpa, impl=coopmat: causal attention of float16 heads on tensor cores (Dawn's subgroup matrices,
 // float16 16x16x16 with float32 results), the WGSL twin of gpu/vulkan/shaders/sdpa_flash_coopmat.comp,
-// whose comment states the math; its arithmetic, operation for operation, is that kernel's:
+// whose comment states the math:
 //   y(r, c) = scale_log2 * dot(q[s,h,:], k_cache[c,kvh,:])       for keys c < n = pos + s + 1
 //   out[s,h,:] = (sum_c 2^(y_c - R) v_cache[c,kvh,:]) / (sum_c 2^(y_c - R))
 // Query rows r = s*G + g of kv head kvh; a workgroup of 8 subgroups (Dispatch::subgroup = 32) takes
 // BR = 64 rows in 4 strips of 16; subgroups w and w + 4 both work on strip w, taking keys 0..15 and
-// 16..31 of each 32-key tile: two streams, each a flash attention of its own (R the ceiling of its
-// largest y, sums rescaled by exact powers of two where R rises, weights split into float16 halves
-// w_hi + w_lo of w = 4096 e), which meet at the end. Paired row tiles as the GLSL twin has them.
+// 16..31 of each 32-key tile: two streams, each with its own R (the ceiling of its largest y), l and
+// sums, which meet at the end by exact powers of two; each weight e = exp2(y - R) is split into
+// float16 halves w_hi + w_lo of w = 4096 e. Paired row tiles as the GLSL twin has them.
 // What WGSL changes: its subgroup matrices have no elements to read or write and no conversions, and
 // there is no subgroup barrier. So every row value goes through workgroup memory between workgroup
 // barriers (the kernel's control flow is uniform over the workgroup: its loops run on the uniforms
 // and the workgroup id alone), each lane holding half a row (lane (rr, half_): row rr, columns
 // 8 half_ .. 8 half_ + 7):
-//  - the scores are stored (float32) and read by the lanes, which write the weights' halves as
-//    float16 where the weighted sum loads them as its left operands;
-//  - l is kept by the lanes, one partial sum a column (the reference emulation's order);
-//  - where R rises for any row of the workgroup (workgroupUniformLoad of the subgroups' flags), each
-//    block of the sums goes out, its rows are scaled by the lanes, and it comes back;
-//  - at the end both streams' sums go out block by block and the lanes of the strip combine them
+//  - Two passes over the keys, not one: the first computes only the scores, for each stream's final
+//    R, so that the second never rescales its sums. A rise of R would take every block of the sums
+//    out to memory and back between two workgroup barriers each (any of the workgroup's 256 row
+//    streams rising is enough), and recomputing the scores costs less (PERFORMANCE.md). The weights
+//    are what the one-pass kernel ends with, exp2(y - R) for the final R (exact powers of two
+//    there, one exp2 here), so the derived tolerance (gpu/plans/sdpa.cpp, "impl=coopmat") holds.
+//  - The scores are stored (float32) and read by the lanes, which write the weights' halves as
+//    float16 where the weighted sum loads them as its left operands.
+//  - l is kept by the lanes, one partial sum a column (the reference emulation's order).
+//  - At the end both streams' sums go out block by block and the lanes of the strip combine them
 //    (the exact factors and 1 / l) into the output's texels.
 // Workgroup memory: float16 [the query rows | later K and V tiles], the weights' halves; float32 score
-// (and sums) blocks, one a subgroup; the streams' (R, l); the rise flags.
+// (and sums) blocks, one a subgroup; the streams' (R, l).
 TS_INPUT(q, 0)
 @group(0) @binding(1) var<storage, read> k_cache : array<vec4<f16>>;
 @group(0) @binding(2) var<storage, read> v_cache : array<vec4<f16>>;
@@ -49,7 +53,6 @@ const KILL = 1.0e30;
 var<workgroup> hsm : array<f16, LOFF + 8u * 16u * WS>;
 var<workgroup> fsm : array<f32, 8u * 16u * SS>;
 var<workgroup> rl : array<vec2<f32>, 128>;  // (R, l) of row rr of subgroup w at 16 w + rr
-var<workgroup> rise : array<u32, 8>;
 
 alias Left = subgroup_matrix_left<f16, 16, 16>;
 alias Right = subgroup_matrix_right<f16, 16, 16>;
@@ -60,8 +63,9 @@ var<private> l_ : u32;
 var<private> kr : array<vec4<f16>, LQ>;  // this invocation's share of the next tile
 var<private> vr : array<vec4<f16>, LQ>;
 
-// Keys (or values) c0 .. c0+BC-1 into registers: quad e = l + NI i of the tile (key e / DQ, quad e % DQ).
-fn fetch(c0: u32) {
+// Keys (and values, `values`) c0 .. c0+BC-1 into registers: quad e = l + NI i of the tile (key e / DQ,
+// quad e % DQ).
+fn fetch(c0: u32, values: bool) {
   for (var i = 0u; i < LQ; i++) {
     let e = l_ + NI * i;
     let c = c0 + e / DQ;
@@ -71,7 +75,7 @@ fn fetch(c0: u32) {
     if (c < pc.ctx && d4 < pc.D4 && e < BC * DQ) {
       let at = (c * pc.Hkv + kvh) * pc.D4 + d4;
       kv = k_cache[at];
-      vv = v_cache[at];
+      if (values) { vv = v_cache[at]; }
     }
     kr[i] = kv;
     vr[i] = vv;
@@ -82,15 +86,25 @@ fn put_quad(at: u32, v: vec4<f16>) {
   for (var j = 0u; j < 4u; j++) { hsm[at + j] = v[j]; }
 }
 
-fn put() {
+fn put(values: bool) {
   for (var i = 0u; i < LQ; i++) {
     let e = l_ + NI * i;
     if (e < BC * DQ) {
       let at = (e / DQ) * DP + 4u * (e % DQ);
       put_quad(at, kr[i]);
-      put_quad(VOFF + at, vr[i]);
+      if (values) { put_quad(VOFF + at, vr[i]); }
     }
   }
+}
+
+// The subgroup's 16 x 16 scores of the staged keys (its half of the tile), into its float32 block.
+fn scores(qa: ptr<function, array<Left, DB>>, cw: u32, sbase: u32) {
+  var sc = Acc();
+  for (var kk = 0u; kk < DB; kk++) {
+    let kb = subgroupMatrixLoad<Right>(&hsm, cw * DP + 16u * kk, true, DP);
+    sc = subgroupMatrixMultiplyAccumulate((*qa)[kk], kb, sc);
+  }
+  subgroupMatrixStore(&fsm, sbase, sc, false, SS);
 }
 
 // The power of two that takes sums made against reference R to reference Rn >= R: exact, 0 past 2^-126
@@ -99,15 +113,6 @@ fn rescale(R: f32, Rn: f32) -> f32 {
   if (R == Rn) { return 1.0; }
   if (R == MASKED || R - Rn < -126.0) { return 0.0; }
   return bitcast<f32>((127 + i32(R - Rn)) << 23u);
-}
-
-// Block `m` through the subgroup's float32 block at `base`, each lane's 8 elements of its row times f.
-fn scaled(m: Acc, base: u32, at: u32, f: f32) -> Acc {
-  subgroupMatrixStore(&fsm, base, m, false, SS);
-  workgroupBarrier();
-  for (var k = 0u; k < 8u; k++) { fsm[at + k] *= f; }
-  workgroupBarrier();
-  return subgroupMatrixLoad<Acc>(&fsm, base, false, SS);
 }
 
 // Rows r0 .. r0+BR-1 of kv head kvh, whole.
@@ -120,7 +125,7 @@ fn attend(r0: u32, w: u32, lane: u32) {
   let limit = min(pc.ctx, pc.pos + (min(r0 + BR, rows) - 1u) / G + 1u);
 
   workgroupBarrier();  // a row tile before: every subgroup is done with workgroup memory
-  fetch(0u);
+  fetch(0u, false);
   // The query rows: every load first, then every store.
   var qv : array<vec4<f32>, QL>;
   for (var x = 0u; x < QL; x++) {
@@ -144,53 +149,48 @@ fn attend(r0: u32, w: u32, lane: u32) {
   let half_ = lane & 1u;
   let r = r0 + 16u * strip + rr;
   let n = select(0u, pc.pos + r / G + 1u, r < rows);  // keys the row sees
-  var R = MASKED;
-  var o : array<Acc, DB>;
-  var lc : array<f32, 8>;          // l: one partial sum a column of this lane's half of the row
   let sbase = w * 16u * SS;        // the subgroup's float32 block
   let sat = sbase + rr * SS + 8u * half_;  // this lane's 8 elements in it
   let wat = w * 16u * WS + rr * WS + 8u * half_;  // and in its weight blocks (after HOFF, LOFF)
   let cw = 16u * dh;               // the subgroup's keys of a tile: c0 + cw ..
+  // Pass 1, the keys alone: R, the ceiling of the largest y of the row's stream.
+  var R = MASKED;
   for (var c0 = 0u; c0 < limit; c0 += BC) {
-    workgroupBarrier();  // every subgroup is done with the previous keys and values (first: the query rows)
-    put();
+    workgroupBarrier();  // every subgroup is done with the previous keys (first: the query rows)
+    put(false);
     workgroupBarrier();
-    if (c0 + BC < limit) { fetch(c0 + BC); }
-    var sc = Acc();
-    for (var kk = 0u; kk < DB; kk++) {
-      let kb = subgroupMatrixLoad<Right>(&hsm, cw * DP + 16u * kk, true, DP);
-      sc = subgroupMatrixMultiplyAccumulate(qa[kk], kb, sc);
-    }
-    subgroupMatrixStore(&fsm, sbase, sc, false, SS);
+    if (c0 + BC < limit) { fetch(c0 + BC, false); } else { fetch(0u, true); }  // pass 2's first tile
+    scores(&qa, cw, sbase);
     workgroupBarrier();
     let c = c0 + cw + 8u * half_;  // the key of this lane's first score
-    var y : array<f32, 8>;
     var top = MASKED;
     for (var k = 0u; k < 8u; k++) {
-      y[k] = pc.scale_log2 * fsm[sat + k];
-      if (c + k < n) { top = max(top, y[k]); }
+      if (c + k < n) { top = max(top, pc.scale_log2 * fsm[sat + k]); }
     }
-    top = max(top, subgroupShuffleXor(top, 1u));
-    let Rn = max(R, ceil(top));
-    let f = rescale(R, Rn);
-    R = Rn;
+    R = max(R, ceil(max(top, subgroupShuffleXor(top, 1u))));
+  }
+  // Pass 2: the weights against the final R, and their sums.
+  var o : array<Acc, DB>;
+  var lc : array<f32, 8>;          // l: one partial sum a column of this lane's half of the row
+  for (var c0 = 0u; c0 < limit; c0 += BC) {
+    workgroupBarrier();  // every subgroup is done with the previous keys, values and scores
+    put(true);
+    workgroupBarrier();
+    if (c0 + BC < limit) { fetch(c0 + BC, true); }
+    scores(&qa, cw, sbase);
+    workgroupBarrier();
+    let c = c0 + cw + 8u * half_;
     for (var k = 0u; k < 8u; k++) {
       // The weight: 0 past the row's causal limit (exp2 of about -KILL).
-      var e = exp2(y[k] - select(KILL, R, c + k < n));  // @marker weight
-      lc[k] = lc[k] * f + e;
+      var e = exp2(pc.scale_log2 * fsm[sat + k] - select(KILL, R, c + k < n));  // @marker weight
+      lc[k] += e;
       // A cut, not a rounding: w_hi keeps float16's 11 significant bits, and w_lo = w - w_hi is exact.
       let wt = 4096.0 * e;
       let h = bitcast<f32>(bitcast<u32>(wt) & 0xFFFFE000u);
       hsm[HOFF + wat + k] = f16(h);
       hsm[LOFF + wat + k] = f16(wt - h);
     }
-    let up = subgroupAny(f != 1.0);
-    if (lane == 0u) { rise[w] = select(0u, 1u, up); }
-    let rises = workgroupUniformLoad(&rise);  // a barrier too: the weights are written
-    if (any(vec4<u32>(rises[0], rises[1], rises[2], rises[3]) != vec4<u32>(0u)) ||
-        any(vec4<u32>(rises[4], rises[5], rises[6], rises[7]) != vec4<u32>(0u))) {
-      for (var dn = 0u; dn < DB; dn++) { o[dn] = scaled(o[dn], sbase, sat, f); }
-    }
+    workgroupBarrier();
     let ph = subgroupMatrixLoad<Left>(&hsm, HOFF + w * 16u * WS, false, WS);
     let pl = subgroupMatrixLoad<Left>(&hsm, LOFF + w * 16u * WS, false, WS);
     for (var dn = 0u; dn < DB; dn++) {
