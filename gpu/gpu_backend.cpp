@@ -39,8 +39,13 @@ std::optional<Grid> fold_grid(uint64_t invocations, uint32_t workgroup_size, con
   uint64_t x = std::min<uint64_t>(groups, lim.max_workgroups[0]);
   uint64_t rest = (groups + x - 1) / x;
   uint64_t y = std::min<uint64_t>(rest, lim.max_workgroups[1]);
-  uint64_t z = (rest + y - 1) / y;
+  const uint64_t z = (rest + y - 1) / y;
   if (z > lim.max_workgroups[2]) return std::nullopt;
+  // Then the narrowest rows that still hold the grid: the spare workgroups, which return at once but
+  // are launched all the same, are then fewer than y * z, not up to a whole row (65,536 workgroups
+  // on WebGPU's 65,535 a dimension: 2 x 32,768, not 2 x 65,535; PERFORMANCE.md has what that cost).
+  y = (rest + z - 1) / z;
+  x = (groups + y * z - 1) / (y * z);
   g.groups[0] = uint32_t(x);
   g.groups[1] = uint32_t(y);
   g.groups[2] = uint32_t(z);

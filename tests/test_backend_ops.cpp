@@ -4,6 +4,7 @@
 #include "tests/backend_fixture.h"
 
 #include "core/runner.h"
+#include "gpu/gpu_backend.h"
 #include "gpu/plans/registry.h"
 #include "tools/sweep.h"
 
@@ -33,6 +34,36 @@ void expect_agrees(Backend& b, const Expected& e) {
 }
 
 void expect_agrees(Backend& b, const Case& c) { expect_agrees(b, prepare(c)); }
+
+// A grid past a dimension's limit folds onto the next with rows no wider than it needs: every
+// workgroup it launches past the grid's own is launched for nothing (on an H100, 65,536 workgroups
+// folded as 2 x 65,535 took half as long again as 2 x 32,768). Fewer spares than rows, never a row.
+TEST(FoldGrid, RowsAreNoWiderThanTheGridNeeds) {
+  DeviceLimits lim;  // 65,535 workgroups a dimension, WebGPU's limit
+  const std::optional<Grid> g = fold_grid(65536ull * 64, 64, lim);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->groups[0], 32768u);
+  EXPECT_EQ(g->groups[1], 2u);
+  EXPECT_EQ(g->groups[2], 1u);
+  for (uint32_t width : {3u, 7u, 65535u}) {
+    lim.max_workgroups[0] = lim.max_workgroups[1] = lim.max_workgroups[2] = width;
+    for (uint64_t groups : {1ull, 2ull, 3ull, 4ull, 10ull, 49ull, 50ull, 65535ull, 65536ull, 131071ull, 200000ull, 4294836225ull}) {
+      const std::optional<Grid> f = fold_grid(groups * 64, 64, lim);
+      const uint64_t cube = uint64_t(width) * width * width;
+      if (groups > cube) {
+        EXPECT_FALSE(f) << groups << " workgroups do not fit " << width << "^3";
+        continue;
+      }
+      ASSERT_TRUE(f) << groups << " workgroups, width " << width;
+      const uint64_t x = f->groups[0], y = f->groups[1], z = f->groups[2], launched = x * y * z;
+      EXPECT_LE(x, width);
+      EXPECT_LE(y, width);
+      EXPECT_LE(z, width);
+      EXPECT_GE(launched, groups) << "the grid does not hold " << groups;
+      EXPECT_LT(launched - groups, y * z) << groups << " workgroups as " << x << " x " << y << " x " << z;
+    }
+  }
+}
 
 TEST_P(BackendOps, EdgeCasesFloat32) {
   for (const OpDef* op : all_ops())
