@@ -13,6 +13,9 @@
 #include "gpu/kernel_source.h"
 #include "gpu/plans/registry.h"
 #include "gpu/vulkan/programs.h"
+#include "gpu/webgpu/accessors.h"
+#include "gpu/webgpu/webgpu_backend.h"
+#include "gpu/webgpu/wgsl_reflect.h"
 #include "tests/backend_fixture.h"
 
 namespace ts {
@@ -52,6 +55,46 @@ TEST(Coopmat, KernelsCompileAndReflectWithoutADevice) {
     const auto& caps = prog->reflection.capabilities;
     EXPECT_NE(std::find(caps.begin(), caps.end(), SpvCapabilityCooperativeMatrixNV), caps.end()) << k.kernel;
     EXPECT_GE(prog->reflection.buffers.size(), 3u) << k.kernel;
+  }
+}
+
+// Dawn builds a subgroup-matrix kernel only for a device that has the feature, so here the WGSL
+// kernels cannot compile; their interface still can be checked against the plan: each expands with
+// the case's tensors, every binding is a tensor of the case, and every uniform is one the plan sets
+// (a mismatch would otherwise first show on the GPU machine).
+TEST(Coopmat, WgslKernelsBindWhatThePlanGives) {
+  KernelSources sources(".wgsl");
+  for (const CoopmatKernel& k : kKernels) {
+    const Case c = parse_case(k.id);
+    const Problem p = prepare(c).problem;
+    const OpDef& op = named_op(c.op);
+    std::vector<Dispatch> plan = op.plan(p);
+    auto d = std::find_if(plan.begin(), plan.end(), [&](const Dispatch& x) { return x.kernel == k.kernel; });
+    ASSERT_NE(d, plan.end()) << k.id << " plans no " << k.kernel;
+    ASSERT_TRUE(sources.has(k.kernel)) << "no " << k.kernel << ".wgsl";
+    auto is_tensor = [&](const std::string& name) {
+      return p.inputs.count(name) || std::find(op.outputs.begin(), op.outputs.end(), name) != op.outputs.end();
+    };
+    const KernelText text = sources.get(k.kernel);
+    const std::vector<webgpu::TensorDecl> decls = webgpu::tensor_decls(text.text, text.file);
+    std::vector<webgpu::TensorForm> forms;
+    for (const webgpu::TensorDecl& t : decls) {
+      const std::string name = bound_tensor(*d, t.name);
+      ASSERT_TRUE(is_tensor(name)) << k.kernel << " declares " << t.name << " for " << name << ", not a tensor of " << k.id;
+      forms.push_back({p.layout(name), p.inputs.count(name) ? p.inputs.at(name).dtype : c.dtype});
+    }
+    const webgpu::Expansion e = webgpu::expand(text.text, decls, forms);
+    const std::string code = WebGpuBackend::preamble(c.dtype, true, d->subgroup != 0, d->cooperative_matrix, d->defines, true) +
+                             webgpu::accessor_library(true) + e.functions + e.kernel;
+    const webgpu::WgslResources res = webgpu::reflect_wgsl(code, text.file);
+    EXPECT_NE(code.find("enable chromium_experimental_subgroup_matrix;"), std::string::npos) << k.kernel;
+    for (const webgpu::StorageBinding& b : res.storage) {
+      if (b.array == "ts_meta") continue;  // the accessors' own
+      EXPECT_TRUE(is_tensor(bound_tensor(*d, b.array))) << k.kernel << " binds " << b.array << ", not a tensor of " << k.id;
+    }
+    ASSERT_TRUE(res.uniform) << k.kernel;
+    for (const webgpu::UniformMember& m : res.uniform->members)
+      EXPECT_TRUE(d->uniforms.count(m.name)) << k.kernel << " reads uniform " << m.name << ", which the plan does not set";
   }
 }
 
