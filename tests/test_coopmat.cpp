@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 
 #include <spirv_cross/spirv.h>
 
@@ -31,6 +32,22 @@ const CoopmatKernel kKernels[] = {
     {"sdpa/S=3,Hq=4,Hkv=2,D=20,pos=5,impl=coopmat/float16/buffer/seed=2", "sdpa_flash_coopmat"},
 };
 
+// A kernel's case, its problem and the kernel's dispatch in the case's plan (none: the plan has no such dispatch).
+struct Planned {
+  Case c;
+  Problem p;
+  Dispatch d;
+  // A tensor's dtype: an input's own, else (an output) the case's.
+  DType dtype_of(const std::string& name) const { return p.inputs.count(name) ? p.inputs.at(name).dtype : c.dtype; }
+};
+std::optional<Planned> planned(const CoopmatKernel& k) {
+  const Case c = parse_case(k.id);
+  const Problem p = prepare(c).problem;
+  for (Dispatch& d : named_op(c.op).plan(p))
+    if (d.kernel == k.kernel) return Planned{c, p, std::move(d)};
+  return std::nullopt;
+}
+
 // Each compiles with glslang 12 (GL_NV_cooperative_matrix), reflects (Debian's SPIRV-Cross does not
 // parse the cooperative-matrix instructions: gpu/vulkan/reflect.cpp shows it a view without them)
 // and declares the capability the device check looks for.
@@ -39,18 +56,13 @@ TEST(Coopmat, KernelsCompileAndReflectWithoutADevice) {
   vk::Programs programs;
   programs.sources = &sources;
   for (const CoopmatKernel& k : kKernels) {
-    const Case c = parse_case(k.id);
-    const Problem p = prepare(c).problem;
-    const OpDef& op = named_op(c.op);
-    std::vector<Dispatch> plan = op.plan(p);
-    auto d = std::find_if(plan.begin(), plan.end(), [&](const Dispatch& x) { return x.kernel == k.kernel; });
-    ASSERT_NE(d, plan.end()) << k.id << " plans no " << k.kernel;
-    EXPECT_TRUE(d->cooperative_matrix) << k.kernel;
+    const std::optional<Planned> pk = planned(k);
+    ASSERT_TRUE(pk) << k.id << " plans no " << k.kernel;
+    const Dispatch& d = pk->d;
+    EXPECT_TRUE(d.cooperative_matrix) << k.kernel;
     const vk::Program* prog = nullptr;
-    ASSERT_NO_THROW(prog = &programs.get(*d, c.dtype, [&](const vk::AccessorDecl& decl, const std::string&) {
-      const std::string name = bound_tensor(*d, decl.name);
-      DType t = p.inputs.count(name) ? p.inputs.at(name).dtype : c.dtype;
-      return vk::TensorForm{Layout::buffer, t};
+    ASSERT_NO_THROW(prog = &programs.get(d, pk->c.dtype, [&](const vk::AccessorDecl& decl, const std::string&) {
+      return vk::TensorForm{Layout::buffer, pk->dtype_of(bound_tensor(d, decl.name))};
     })) << k.kernel;
     const auto& caps = prog->reflection.capabilities;
     EXPECT_NE(std::find(caps.begin(), caps.end(), SpvCapabilityCooperativeMatrixNV), caps.end()) << k.kernel;
@@ -65,12 +77,12 @@ TEST(Coopmat, KernelsCompileAndReflectWithoutADevice) {
 TEST(Coopmat, WgslKernelsBindWhatThePlanGives) {
   KernelSources sources(".wgsl");
   for (const CoopmatKernel& k : kKernels) {
-    const Case c = parse_case(k.id);
-    const Problem p = prepare(c).problem;
+    const std::optional<Planned> pk = planned(k);
+    ASSERT_TRUE(pk) << k.id << " plans no " << k.kernel;
+    const Case& c = pk->c;
+    const Problem& p = pk->p;
     const OpDef& op = named_op(c.op);
-    std::vector<Dispatch> plan = op.plan(p);
-    auto d = std::find_if(plan.begin(), plan.end(), [&](const Dispatch& x) { return x.kernel == k.kernel; });
-    ASSERT_NE(d, plan.end()) << k.id << " plans no " << k.kernel;
+    const Dispatch& d = pk->d;
     ASSERT_TRUE(sources.has(k.kernel)) << "no " << k.kernel << ".wgsl";
     auto is_tensor = [&](const std::string& name) {
       return p.inputs.count(name) || std::find(op.outputs.begin(), op.outputs.end(), name) != op.outputs.end();
@@ -79,22 +91,22 @@ TEST(Coopmat, WgslKernelsBindWhatThePlanGives) {
     const std::vector<webgpu::TensorDecl> decls = webgpu::tensor_decls(text.text, text.file);
     std::vector<webgpu::TensorForm> forms;
     for (const webgpu::TensorDecl& t : decls) {
-      const std::string name = bound_tensor(*d, t.name);
+      const std::string name = bound_tensor(d, t.name);
       ASSERT_TRUE(is_tensor(name)) << k.kernel << " declares " << t.name << " for " << name << ", not a tensor of " << k.id;
-      forms.push_back({p.layout(name), p.inputs.count(name) ? p.inputs.at(name).dtype : c.dtype});
+      forms.push_back({p.layout(name), pk->dtype_of(name)});
     }
     const webgpu::Expansion e = webgpu::expand(text.text, decls, forms);
-    const std::string code = WebGpuBackend::preamble(c.dtype, true, d->subgroup != 0, d->cooperative_matrix, d->defines, true) +
+    const std::string code = WebGpuBackend::preamble(c.dtype, true, d.subgroup != 0, d.cooperative_matrix, d.defines, true) +
                              webgpu::accessor_library(true) + e.functions + e.kernel;
     const webgpu::WgslResources res = webgpu::reflect_wgsl(code, text.file);
     EXPECT_NE(code.find("enable chromium_experimental_subgroup_matrix;"), std::string::npos) << k.kernel;
     for (const webgpu::StorageBinding& b : res.storage) {
       if (b.array == "ts_meta") continue;  // the accessors' own
-      EXPECT_TRUE(is_tensor(bound_tensor(*d, b.array))) << k.kernel << " binds " << b.array << ", not a tensor of " << k.id;
+      EXPECT_TRUE(is_tensor(bound_tensor(d, b.array))) << k.kernel << " binds " << b.array << ", not a tensor of " << k.id;
     }
     ASSERT_TRUE(res.uniform) << k.kernel;
     for (const webgpu::UniformMember& m : res.uniform->members)
-      EXPECT_TRUE(d->uniforms.count(m.name)) << k.kernel << " reads uniform " << m.name << ", which the plan does not set";
+      EXPECT_TRUE(d.uniforms.count(m.name)) << k.kernel << " reads uniform " << m.name << ", which the plan does not set";
   }
 }
 
