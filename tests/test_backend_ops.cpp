@@ -36,8 +36,8 @@ void expect_agrees(Backend& b, const Expected& e) {
 void expect_agrees(Backend& b, const Case& c) { expect_agrees(b, prepare(c)); }
 
 // A grid past a dimension's limit folds onto the next with rows no wider than it needs: every
-// workgroup it launches past the grid's own costs a launch for nothing (PERFORMANCE.md, the
-// sixteenth session). Fewer spares than rows, never a whole row.
+// workgroup it launches past the grid's own costs a launch for nothing (PERFORMANCE.md has what
+// it cost). Fewer spares than rows, never a whole row.
 TEST(FoldGrid, RowsAreNoWiderThanTheGridNeeds) {
   DeviceLimits lim;  // 65,535 workgroups a dimension, WebGPU's limit
   const std::optional<Grid> g = fold_grid(65536ull * 64, 64, lim);
