@@ -103,6 +103,10 @@ struct Dispatch {
   // consecutive invocations, which must lie in one subgroup: a device whose subgroups are smaller
   // (or that has no subgroup shuffle) is UNSUPPORTED.
   uint32_t subgroup = 0;
+  // The kernel lays its workgroup out in subgroups of exactly `subgroup` invocations (it numbers them
+  // by subgroup id, as the cooperative-matrix kernels do): a device whose subgroups are any other size,
+  // or may vary, is UNSUPPORTED, not a multiple of it.
+  bool whole_subgroups = false;
   // The kernel multiplies on cooperative matrices (tensor cores): a backend or device without them
   // (DeviceLimits::no_coopmat) is UNSUPPORTED, naming the capability `cooperative-matrix`.
   bool cooperative_matrix = false;

@@ -271,6 +271,19 @@ std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const 
   return meta;
 }
 
+std::string subgroup_gap(const Dispatch& d, const DeviceLimits& lim) {
+  if (!d.subgroup) return "";
+  const uint32_t most = std::max(lim.subgroup, lim.subgroup_max);
+  const std::string has = !lim.subgroup ? std::string("the device offers no subgroup shuffle")
+                          : most != lim.subgroup ? cat("the device's subgroups are ", lim.subgroup, " to ", most, " invocations")
+                                                 : cat("the device's subgroups are ", lim.subgroup);
+  if (d.whole_subgroups && (lim.subgroup != d.subgroup || most != d.subgroup))
+    return cat(" lays its workgroup out in subgroups of exactly ", d.subgroup, " invocations; ", has);
+  if (lim.subgroup < d.subgroup || lim.subgroup % d.subgroup != 0 || most % d.subgroup != 0)
+    return cat(" shuffles within groups of ", d.subgroup, " invocations; ", has);
+  return "";
+}
+
 // Steps 1 and 2 of run(): the contract, the device's limits and every tensor's physical form, all
 // before any allocation. A verdict other than "go on" comes back as the RunOutput to return.
 std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, Laid& laid) const {
@@ -314,11 +327,8 @@ std::optional<RunOutput> GpuBackend::lay_out(const OpDef& op, const Problem& p, 
                          cat(op.name, ": dispatch ", d.kernel, ": no ", kernels_.file(d.kernel), " yet"));
     // "subgroups" also where the device shuffles in subgroups of another size: the kernels' subgroup
     // path is what a device profile that requires subgroups expects to run.
-    if (d.subgroup && (lim.subgroup < d.subgroup || lim.subgroup % d.subgroup != 0))
-      return unsupported("subgroups",
-                         cat(op.name, ": dispatch ", d.kernel, " shuffles within groups of ", d.subgroup, " invocations; ",
-                             lim.subgroup ? cat("the device's subgroups are ", lim.subgroup)
-                                          : std::string("the device offers no subgroup shuffle")));
+    if (std::string gap = subgroup_gap(d, lim); !gap.empty())
+      return unsupported("subgroups", cat(op.name, ": dispatch ", d.kernel, gap));
     if (!dispatch_grid(d, workgroup_size, lim))
       return fail(RunOutput::Status::error, cat(op.name, ": dispatch ", d.kernel, " of ", d.invocations,
                                                 " invocations does not fit the device grid [grid_too_large]"));

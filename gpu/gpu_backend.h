@@ -31,6 +31,9 @@ struct DeviceLimits {
   // The smallest subgroup a compute kernel may run in, where kernels may shuffle within subgroups
   // (0: they may not). Dispatch::subgroup is checked against it.
   uint32_t subgroup = 0;
+  // The largest subgroup a kernel may run in, where that may vary from one to another (WebGPU's
+  // subgroupMaxSize); 0: every kernel runs in subgroups of `subgroup` (Vulkan, SPIR-V 1.5).
+  uint32_t subgroup_max = 0;
   // Why kernels that multiply on cooperative matrices (tensor cores; Dispatch::cooperative_matrix)
   // cannot run here, naming what is missing; "" where they can.
   std::string no_coopmat = "the backend offers no cooperative matrices";
@@ -80,6 +83,10 @@ struct Unsupported : std::runtime_error {
       : std::runtime_error(what), capability(std::move(capability)) {}
   std::string capability;
 };
+
+// Why the device cannot run a dispatch's subgroup operations (Dispatch::subgroup, whole_subgroups),
+// naming both sizes; "" where it can.
+std::string subgroup_gap(const Dispatch& d, const DeviceLimits& lim);
 
 // A 1-D grid folded into the device's per-dimension workgroup limit.
 struct Grid {

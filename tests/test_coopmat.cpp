@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include <spirv_cross/spirv.h>
 
@@ -107,6 +108,34 @@ TEST(Coopmat, WgslKernelsBindWhatThePlanGives) {
     ASSERT_TRUE(res.uniform) << k.kernel;
     for (const webgpu::UniformMember& m : res.uniform->members)
       EXPECT_TRUE(d.uniforms.count(m.name)) << k.kernel << " reads uniform " << m.name << ", which the plan does not set";
+  }
+}
+
+// The kernels number their subgroups (8 of 32 a workgroup, each its own matrices' rows): a device
+// whose subgroups are another size, or may be, cannot run them, although 64 lanes would hold two runs
+// of 32 for a kernel that only shuffles. UNSUPPORTED, naming both sizes, not a wrong answer.
+TEST(Coopmat, KernelsRunOnlyInSubgroupsOfExactlyTheirSize) {
+  for (const CoopmatKernel& k : kKernels) {
+    const std::optional<Planned> pk = planned(k);
+    ASSERT_TRUE(pk) << k.id << " plans no " << k.kernel;
+    Dispatch d = pk->d;
+    EXPECT_TRUE(d.whole_subgroups) << k.kernel;
+    ASSERT_EQ(d.subgroup, 32u) << k.kernel;
+    DeviceLimits lim;
+    lim.subgroup = 32;
+    EXPECT_EQ(subgroup_gap(d, lim), "") << k.kernel;
+    lim.subgroup_max = 32;
+    EXPECT_EQ(subgroup_gap(d, lim), "") << k.kernel;
+    for (auto [least, most] : {std::pair{64u, 0u}, {16u, 32u}, {32u, 64u}, {8u, 8u}, {0u, 0u}}) {
+      lim.subgroup = least, lim.subgroup_max = most;
+      const std::string gap = subgroup_gap(d, lim);
+      EXPECT_NE(gap.find(least ? "exactly 32 invocations; the device's subgroups are " : "no subgroup shuffle"), std::string::npos)
+          << k.kernel << " in subgroups of " << least << ".." << most << ": \"" << gap << "\"";
+      if (most > least) EXPECT_NE(gap.find(cat(least, " to ", most)), std::string::npos) << gap;
+      d.whole_subgroups = false;  // shuffles alone run in any multiple of 32
+      EXPECT_EQ(subgroup_gap(d, lim).empty(), least >= 32) << least << ".." << most;
+      d.whole_subgroups = true;
+    }
   }
 }
 

@@ -65,6 +65,7 @@ std::vector<Dispatch> plan(const Problem& p) {
     d.defines.push_back(cat("BT=", tile, "u"));
     d.workgroup = kCoopmatThreads;
     d.subgroup = kCoopmatSubgroup;
+    d.whole_subgroups = true;  // its subgroups by id, each a cooperative matrix's
     d.cooperative_matrix = true;
     d.invocations = tiles * kCoopmatThreads;
     d.rows = M, d.cols = N, d.tile_rows = tile, d.tile_cols = tile;

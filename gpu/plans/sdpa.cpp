@@ -231,6 +231,7 @@ std::vector<Dispatch> plan(const Problem& p) {
     f.defines.push_back(cat("DB=", div_up(D4, 4), "u"));  // 16-dim blocks of a head: unrolled loops
     f.workgroup = kCoopmatWg;
     f.subgroup = kCoopmatSubgroup;
+    f.whole_subgroups = true;  // 8 subgroups by id: two a strip of 16 rows
     f.cooperative_matrix = true;
     if (coopmat_keys_from_kv(p, pos)) {
       f.bind = {{"k_cache", "k"}, {"v_cache", "v"}};

@@ -418,6 +418,8 @@ void WebGpuBackend::start(size_t i) {
   limits_.bf16 = true;  // 32-bit words and rgba16uint images, converted in the accessors
   limits_.max_image_3d = lim.at("maxTextureDimension3D");
   limits_.subgroup = has("subgroups") ? j.at("adapter").value("subgroupMinSize", 0u) : 0u;
+  // WGSL states no subgroup size: a kernel may run in any size from the adapter's least to its most.
+  limits_.subgroup_max = has("subgroups") ? j.at("adapter").value("subgroupMaxSize", 0u) : 0u;
   const auto wgsl = j.value("wgslLanguageFeatures", std::vector<std::string>{});
   packed_dot_ = std::find(wgsl.begin(), wgsl.end(), "packed_4x8_integer_dot_product") != wgsl.end();
   limits_.int_dot = packed_dot_ && options_.int_dot;
