@@ -779,6 +779,7 @@ TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
   ASSERT_EQ(j.at("copy").size(), 2u);
   for (const auto& c : j.at("copy")) {
     EXPECT_TRUE(positive(c.at("median_us")) && positive(c.at("min_us")) && positive(c.at("gbps"))) << c;
+    EXPECT_TRUE(positive(c.at("floor_us"))) << c;
     EXPECT_GE(c.at("reps").get<int>(), 1) << c;
   }
   size_t impls = 0;

@@ -33,6 +33,7 @@ constexpr uint64_t kBenchMaxCaseBytes = uint64_t(8) << 30;
 
 // The copy that measures the bandwidth ceiling: past every cache of the device.
 constexpr uint64_t kCopyBytesFull = uint64_t(512) << 20, kCopyBytesQuick = uint64_t(32) << 20;
+constexpr uint64_t kFloorBytes = 16;  // one texel: the fixed cost of a timed interval (Copy::floor)
 
 bool cpu_device(const DeviceInfo& info) {
   const auto& c = info.capabilities;
@@ -84,6 +85,10 @@ struct Copy {
   std::string backend;
   uint64_t bytes = 0;
   BenchTiming timing;
+  // The same copy of one texel, one workgroup: what every timed interval holds besides the work
+  // itself (a launch; on WebGPU also Dawn's barriers and timestamp-query resets inside the pass), so
+  // that a small row's share of it can be read off.
+  BenchTiming floor;
   double gbps() const { return timing.status == RunOutput::Status::ok ? 2.0 * double(bytes) / timing.median / 1e9 : 0; }
 };
 
@@ -183,10 +188,13 @@ int cmd_bench(const BenchOptions& o) {
     if (!gpu) continue;  // every backend is a GPU backend; one that is not has nothing to time
     Copy c{s.name, quick[s.name] ? kCopyBytesQuick : kCopyBytesFull, {}};
     c.timing = gpu->bench_copy(c.bytes, budgets[s.name]);
-    std::printf("%s: %s, %s sizes; copy %llu MiB: %s\n", s.name.c_str(), info.name.c_str(),
-                quick[s.name] ? "quick" : "full", (unsigned long long)(c.bytes >> 20),
-                c.timing.status == RunOutput::Status::ok ? cat(us(c.timing.median), " us median, ", fixed(c.gbps(), 1), " GB/s").c_str()
-                                                          : c.timing.message.c_str());
+    uint64_t texel = kFloorBytes;
+    c.floor = gpu->bench_copy(texel, budgets[s.name]);
+    const bool ok = c.timing.status == RunOutput::Status::ok, floor_ok = c.floor.status == RunOutput::Status::ok;
+    std::printf("%s: %s, %s sizes; copy %llu MiB: %s; floor (a %llu-byte copy, one workgroup): %s\n", s.name.c_str(),
+                info.name.c_str(), quick[s.name] ? "quick" : "full", (unsigned long long)(c.bytes >> 20),
+                ok ? cat(us(c.timing.median), " us median, ", fixed(c.gbps(), 1), " GB/s").c_str() : c.timing.message.c_str(),
+                (unsigned long long)texel, floor_ok ? cat(us(c.floor.median), " us median").c_str() : c.floor.message.c_str());
     copies.push_back(std::move(c));
   }
 
@@ -310,6 +318,7 @@ int cmd_bench(const BenchOptions& o) {
                       {"median_us", ok ? nlohmann::json(c.timing.median * 1e6) : nlohmann::json(nullptr)},
                       {"min_us", ok ? nlohmann::json(c.timing.min * 1e6) : nlohmann::json(nullptr)},
                       {"gbps", ok ? nlohmann::json(c.gbps()) : nlohmann::json(nullptr)},
+                      {"floor_us", c.floor.status == RunOutput::Status::ok ? nlohmann::json(c.floor.median * 1e6) : nlohmann::json(nullptr)},
                       {"error", ok ? "" : c.timing.message}});
     }
     for (const Row& r : rows) {
