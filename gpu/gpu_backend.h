@@ -120,6 +120,12 @@ struct TimingBudget {
   // fixed cost around each interval (Dawn's pass timestamps and their query resets, a dispatch's
   // launch) is shared.
   uint32_t stream = 1;
+  // > 0: before each timed interval, and outside it, the device overwrites a buffer of this many
+  // bytes and finishes doing so, so that the interval finds none of the case's tensors in the GPU's
+  // caches (what a kernel meets in a model, where other layers' tensors pass through the cache in
+  // between). 0: repetitions follow each other, and a working set that fits the last-level cache is
+  // partly read from there.
+  uint64_t cold_bytes = 0;
 };
 
 // What a driver says it compiled for one dispatch of a timed plan (Vulkan:

@@ -33,6 +33,9 @@ constexpr uint64_t kBenchMaxCaseBytes = uint64_t(8) << 30;
 
 // The copy that measures the bandwidth ceiling: past every cache of the device.
 constexpr uint64_t kCopyBytesFull = uint64_t(512) << 20, kCopyBytesQuick = uint64_t(32) << 20;
+// --cold's overwrite: five times the largest last-level cache of the GPUs in tools/device_peaks.cpp
+// (H100, H200: 50 MB), lowered to what one buffer may hold on the device.
+constexpr uint64_t kColdBytes = uint64_t(256) << 20;
 constexpr uint64_t kFloorBytes = 16;  // one texel: the fixed cost of a timed interval (Copy::floor)
 
 bool cpu_device(const DeviceInfo& info) {
@@ -170,7 +173,11 @@ int cmd_bench(const BenchOptions& o) {
   budget.min_reps = std::min<uint32_t>(budget.min_reps, o.reps);
   budget.max_seconds = o.time_ms / 1000.0;
   budget.stream = o.stream;
+  budget.cold_bytes = o.cold ? kColdBytes : 0;
   if (o.stream > 1) std::printf("timing: %u dispatch chains back to back per timed interval (--stream), each row one chain's share\n", o.stream);
+  if (o.cold)
+    std::printf("timing: before each interval the device overwrites %llu MiB elsewhere (--cold): no tensor of a case is in its caches\n",
+                (unsigned long long)(kColdBytes >> 20));
   const std::string started = utc_now();
 
   // Per backend: its size and the copy ceiling.
@@ -362,7 +369,8 @@ int cmd_bench(const BenchOptions& o) {
                                          {"min_reps", budget.min_reps},
                                          {"max_reps", budget.max_reps},
                                          {"max_seconds", budget.max_seconds},
-                                         {"stream", budget.stream}}},
+                                         {"stream", budget.stream},
+                                         {"cold_bytes", budget.cold_bytes}}},
                              {"devices", devices},
                              {"copy", copy},
                              {"cases", cases},

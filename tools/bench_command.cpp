@@ -12,7 +12,7 @@ Command add_bench_command(CLI::App& app) {
   struct Args {
     std::vector<std::string> ids, op, dtype;
     std::string match, size, time_ms, reps, warmup, warmup_ms, stream, json;
-    bool kernel_stats = false;
+    bool kernel_stats = false, cold = false;
     BackendArgs backends;
   };
   auto a = std::make_shared<Args>();
@@ -47,6 +47,11 @@ Command add_bench_command(CLI::App& app) {
                 "(default 1: each chain alone). A stream is how a model runs kernels: a backend's fixed cost "
                 "around each interval (WebGPU: Dawn's pass timestamps) is shared N ways; the copy ceiling is "
                 "timed the same way");
+  flag_option(bench, "--cold", a->cold,
+              "before each timed interval the device overwrites 256 MiB elsewhere (untimed), so that no "
+              "interval finds the case's tensors in the GPU's caches; without it, repetitions follow each "
+              "other and a working set that fits the last-level cache (the H100's 50 MB) is partly read "
+              "from there. The copy ceiling is timed the same way");
   single_option(bench, "--json", a->json, "FILE", "write the results as JSON (schema touchstone-bench/1, tools/BENCH_SCHEMA.md)");
   flag_option(bench, "--kernel-stats", a->kernel_stats,
               "print what the driver compiled for each timed case's kernels (Vulkan: "
@@ -64,6 +69,7 @@ Command add_bench_command(CLI::App& app) {
             o.size = a->size;
             o.json = a->json;
             o.kernel_stats = a->kernel_stats;
+            o.cold = a->cold;
             if (!a->time_ms.empty()) o.time_ms = uint32_t(parse_integer("--time-ms", a->time_ms, 1, 600'000));
             if (!a->reps.empty()) o.reps = uint32_t(parse_integer("--reps", a->reps, 1, 1'000'000));
             if (!a->warmup.empty()) o.warmup = uint32_t(parse_integer("--warmup", a->warmup, 0, 1000));

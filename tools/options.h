@@ -69,7 +69,8 @@ struct BenchOptions {
   int64_t warmup_ms = -1;           // and untimed work until this long has passed; -1: 500 on a GPU, 0 on a CPU device
   uint32_t reps = 1000;             // at most this many timed repetitions per case
   uint32_t time_ms = 200;
-  uint32_t stream = 1;              // dispatch chains per timed interval (TimingBudget::stream)           // and no more after this long (at least 5 repetitions)
+  uint32_t stream = 1;              // dispatch chains per timed interval (TimingBudget::stream)
+  bool cold = false;                // the caches overwritten before each interval (TimingBudget::cold_bytes)
   bool kernel_stats = false;        // print the compiled kernels' statistics under each timed case
   BackendOptions backends;
 };

@@ -62,6 +62,7 @@ Submission::~Submission() {
   if (submitted_) dev_.done(seq_);
   dev_.release(ctx_);
   if (queries_) dev_.fn.vkDestroyQueryPool(dev_.handle, queries_, nullptr);
+  pool_.release(cold_, BufferPool::Role::device);
   for (const Slot& s : slots_) {
     if (s.image.image) destroy_image(dev_, images_, s.image);
     pool_.release(s.device, BufferPool::Role::device);
@@ -253,8 +254,13 @@ void Submission::read_back(std::vector<HostBuffer>& host) const {
   }
 }
 
-VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps, uint32_t stream) {
+VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps, uint32_t stream, uint64_t cold_bytes) {
   const Adapter& a = dev_.adapter;
+  cold_bytes = std::min<uint64_t>(cold_bytes, a.max_allocation) & ~uint64_t(3);  // vkCmdFillBuffer: a multiple of 4
+  if (cold_bytes && cold_.capacity < cold_bytes) {
+    pool_.release(cold_, BufferPool::Role::device);
+    cold_ = pool_.acquire(cold_bytes, BufferPool::Role::device);
+  }
   if (!a.timestamp_bits)
     throw Unsupported("", cat("vulkan: ", a.props.deviceName, "'s compute queue has no timestamps (timestampValidBits = 0)"));
   if (queries_ && query_capacity_ < 2 * reps) {
@@ -281,7 +287,8 @@ VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps,
             VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
   images_general_ = true;
   for (uint32_t r = 0; r < reps; ++r) {
-    // Repetitions do not overlap: each starts once the previous one's writes are done.
+    if (cold_bytes) dev_.fn.vkCmdFillBuffer(cmd, cold_.buffer, 0, cold_bytes, 0x5A5A5A5Au + r);
+    // Repetitions do not overlap: each starts once the previous one's writes (and the fill's) are done.
     barrier(dev_, cmd, kCompute | kTransfer, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, kCompute,
             kShaderRW);
     // Both stamps at BOTTOM_OF_PIPE: each is written once every earlier command has completed, so the

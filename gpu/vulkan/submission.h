@@ -49,7 +49,10 @@ class Submission {
   // Timing (GpuBackend::time_plan), once submit()'s run has finished: records `reps` repetitions
   // of the steps alone, each between two timestamps and after a barrier on the previous one's
   // writes, and submits them. Throws Unsupported on a queue without timestamps.
-  VkResult submit_timed(const std::vector<Step>& steps, uint32_t reps, uint32_t stream = 1);
+  // cold_bytes > 0: before each repetition's barrier, a fill of that many bytes of a buffer of its
+  // own (TimingBudget::cold_bytes; lowered to the largest allocation), which the barrier and the
+  // first stamp wait for.
+  VkResult submit_timed(const std::vector<Step>& steps, uint32_t reps, uint32_t stream = 1, uint64_t cold_bytes = 0);
   // The device seconds of each repetition of the last submit_timed(), once it finished.
   std::vector<double> timed_seconds(uint32_t reps) const;
 
@@ -74,6 +77,7 @@ class Submission {
   std::vector<VkImage> read_images_;   // left in TRANSFER_SRC_OPTIMAL by submit()
   bool images_general_ = false;        // submit_timed() moved them back to GENERAL
   VkQueryPool queries_ = VK_NULL_HANDLE;
+  Buffer cold_;  // submit_timed()'s cold_bytes
   uint32_t query_capacity_ = 0;
 };
 

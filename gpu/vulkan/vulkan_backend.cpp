@@ -366,7 +366,7 @@ struct VulkanBackend::State {
           for (const vk::Step& st : steps)
             if (!st.pipeline->stats.empty()) kernels.push_back({st.kernel, st.pipeline->stats});
           auto batch = [&](uint32_t reps) {
-            VkResult r = work->submit_timed(steps, reps, budget.stream);
+            VkResult r = work->submit_timed(steps, reps, budget.stream, budget.cold_bytes);
             dispatches += uint64_t(reps) * budget.stream * steps.size();
             await(r, work, plan, steps, g);
             return work->timed_seconds(reps);

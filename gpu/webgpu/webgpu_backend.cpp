@@ -597,7 +597,8 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
                       {"minReps", timing->min_reps},
                       {"maxReps", timing->max_reps},
                       {"maxMs", timing->max_seconds * 1000},
-                      {"stream", timing->stream}};
+                      {"stream", timing->stream},
+                      {"coldBytes", std::min(timing->cold_bytes, max_buffer_size_) & ~uint64_t(3)}};
   const std::string header = head.dump();
   const uint32_t header_len = uint32_t(header.size());
   std::vector<std::span<const uint8_t>> parts = {

@@ -402,9 +402,23 @@ async function timeChain(device, chain, timing, made) {
   const read = device.createBuffer({ size: 16 * TIMING_BATCH_MAX, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   made.push(querySet, resolve, read);
   const stream = timing.stream ?? 1;
+  // timing.coldBytes (TimingBudget::cold_bytes): a buffer cleared before each pass, in a submission
+  // of its own that has finished before the pass is submitted. Dawn orders a pass only after the
+  // work on its own resources, and its first timestamp does not wait for earlier work: a clear in
+  // the same submission would still run while the kernel ran, inside the interval.
+  const cold = timing.coldBytes ? device.createBuffer({ size: timing.coldBytes, usage: GPUBufferUsage.COPY_DST }) : null;
+  if (cold) made.push(cold);
   const batch = async (reps) => {
-    const enc = device.createCommandEncoder();
+    let enc = cold ? null : device.createCommandEncoder();
     for (let r = 0; r < reps; ++r) {
+      if (cold) {
+        if (enc) device.queue.submit([enc.finish()]);
+        const clear = device.createCommandEncoder();
+        clear.clearBuffer(cold);
+        device.queue.submit([clear.finish()]);
+        await device.queue.onSubmittedWorkDone();
+        enc = device.createCommandEncoder();
+      }
       const pass = enc.beginComputePass({
         timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 },
       });
