@@ -402,22 +402,33 @@ async function timeChain(device, chain, timing, made) {
   const read = device.createBuffer({ size: 16 * TIMING_BATCH_MAX, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   made.push(querySet, resolve, read);
   const stream = timing.stream ?? 1;
-  // timing.coldBytes (TimingBudget::cold_bytes): a buffer cleared before each pass, in a submission
-  // of its own that has finished before the pass is submitted. Dawn orders a pass only after the
-  // work on its own resources, and its first timestamp does not wait for earlier work: a clear in
-  // the same submission would still run while the kernel ran, inside the interval.
-  const cold = timing.coldBytes ? device.createBuffer({ size: timing.coldBytes, usage: GPUBufferUsage.COPY_DST }) : null;
-  if (cold) made.push(cold);
+  // timing.coldBytes (TimingBudget::cold_bytes): a buffer cleared before each timed pass, then a
+  // one-invocation pass on it. A pass's first timestamp is written where the queue reaches it, not
+  // after earlier work, and Dawn orders a pass only after work on its own resources: a clear alone
+  // would still run beside the kernel, inside the interval. The small pass on the cleared buffer
+  // waits at its barrier for the clear, so the timed pass is reached after it. (Waiting on the host
+  // instead leaves the GPU idle before each interval, which slows what follows: PERFORMANCE.md.)
+  const cold = timing.coldBytes ? device.createBuffer({ size: timing.coldBytes, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.STORAGE }) : null;
+  let touch = null;
+  if (cold) {
+    made.push(cold);
+    const module = device.createShaderModule({
+      code: '@group(0) @binding(0) var<storage, read_write> c : array<u32>;\n' +
+            '@compute @workgroup_size(1) fn main() { c[0] = c[0] + 1u; }\n',
+    });
+    const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+    touch = { pipeline, group: device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: cold, size: 256 } }] }) };
+  }
   const batch = async (reps) => {
-    let enc = cold ? null : device.createCommandEncoder();
+    const enc = device.createCommandEncoder();
     for (let r = 0; r < reps; ++r) {
       if (cold) {
-        if (enc) device.queue.submit([enc.finish()]);
-        const clear = device.createCommandEncoder();
-        clear.clearBuffer(cold);
-        device.queue.submit([clear.finish()]);
-        await device.queue.onSubmittedWorkDone();
-        enc = device.createCommandEncoder();
+        enc.clearBuffer(cold);
+        const after = enc.beginComputePass();
+        after.setPipeline(touch.pipeline);
+        after.setBindGroup(0, touch.group);
+        after.dispatchWorkgroups(1);
+        after.end();
       }
       const pass = enc.beginComputePass({
         timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 },
