@@ -256,13 +256,13 @@ void Submission::read_back(std::vector<HostBuffer>& host) const {
 
 VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps, uint32_t stream, uint64_t cold_bytes) {
   const Adapter& a = dev_.adapter;
+  if (!a.timestamp_bits)
+    throw Unsupported("", cat("vulkan: ", a.props.deviceName, "'s compute queue has no timestamps (timestampValidBits = 0)"));
   cold_bytes = std::min<uint64_t>(cold_bytes, a.max_allocation) & ~uint64_t(3);  // vkCmdFillBuffer: a multiple of 4
   if (cold_bytes && cold_.capacity < cold_bytes) {
     pool_.release(cold_, BufferPool::Role::device);
     cold_ = pool_.acquire(cold_bytes, BufferPool::Role::device);
   }
-  if (!a.timestamp_bits)
-    throw Unsupported("", cat("vulkan: ", a.props.deviceName, "'s compute queue has no timestamps (timestampValidBits = 0)"));
   if (queries_ && query_capacity_ < 2 * reps) {
     dev_.fn.vkDestroyQueryPool(dev_.handle, queries_, nullptr);
     queries_ = VK_NULL_HANDLE;

@@ -77,8 +77,8 @@ class Submission {
   std::vector<VkImage> read_images_;   // left in TRANSFER_SRC_OPTIMAL by submit()
   bool images_general_ = false;        // submit_timed() moved them back to GENERAL
   VkQueryPool queries_ = VK_NULL_HANDLE;
-  Buffer cold_;  // submit_timed()'s cold_bytes
   uint32_t query_capacity_ = 0;
+  Buffer cold_;  // what submit_timed() fills before each repetition (cold_bytes)
 };
 
 }  // namespace ts::vk
