@@ -274,14 +274,15 @@ std::vector<uint32_t> accessor_meta(const std::vector<std::pair<uint32_t, const 
 std::string subgroup_gap(const Dispatch& d, const DeviceLimits& lim) {
   if (!d.subgroup) return "";
   const uint32_t most = std::max(lim.subgroup, lim.subgroup_max);
-  const std::string has = !lim.subgroup ? std::string("the device offers no subgroup shuffle")
-                          : most != lim.subgroup ? cat("the device's subgroups are ", lim.subgroup, " to ", most, " invocations")
-                                                 : cat("the device's subgroups are ", lim.subgroup);
-  if (d.whole_subgroups && (lim.subgroup != d.subgroup || most != d.subgroup))
-    return cat(" lays its workgroup out in subgroups of exactly ", d.subgroup, " invocations; ", has);
-  if (lim.subgroup < d.subgroup || lim.subgroup % d.subgroup != 0 || most % d.subgroup != 0)
-    return cat(" shuffles within groups of ", d.subgroup, " invocations; ", has);
-  return "";
+  const bool whole = d.whole_subgroups;
+  if (whole ? lim.subgroup == d.subgroup && most == d.subgroup
+            : lim.subgroup >= d.subgroup && lim.subgroup % d.subgroup == 0 && most % d.subgroup == 0)
+    return "";  // every case's path: no string built
+  return cat(whole ? " lays its workgroup out in subgroups of exactly " : " shuffles within groups of ", d.subgroup,
+             " invocations; ",
+             !lim.subgroup        ? std::string("the device offers no subgroup shuffle")
+             : most != lim.subgroup ? cat("the device's subgroups are ", lim.subgroup, " to ", most, " invocations")
+                                    : cat("the device's subgroups are ", lim.subgroup));
 }
 
 // Steps 1 and 2 of run(): the contract, the device's limits and every tensor's physical form, all
