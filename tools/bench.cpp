@@ -33,8 +33,8 @@ constexpr uint64_t kBenchMaxCaseBytes = uint64_t(8) << 30;
 
 // The copy that measures the bandwidth ceiling: past every cache of the device.
 constexpr uint64_t kCopyBytesFull = uint64_t(512) << 20, kCopyBytesQuick = uint64_t(32) << 20;
-// --cold's overwrite: five times the largest last-level cache of the GPUs in tools/device_peaks.cpp
-// (H100, H200: 50 MB), lowered to what one buffer may hold on the device.
+// --cold's overwrite: several times the last-level cache of the largest GPUs Touchstone is run on
+// (PERFORMANCE.md), lowered by each backend to what one buffer may hold there.
 constexpr uint64_t kColdBytes = uint64_t(256) << 20;
 constexpr uint64_t kFloorBytes = 16;  // one texel: the fixed cost of a timed interval (Copy::floor)
 
