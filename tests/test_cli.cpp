@@ -833,6 +833,15 @@ TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
     EXPECT_NE(s.out.find("--stream"), std::string::npos) << s.out;
     EXPECT_EQ(s.out.find("backend vulkan"), std::string::npos) << s.out;
   }
+  // A foreign backend runs a library's kernels outside bench's timed chains: naming one is a usage
+  // error before any backend opens, never a run that times nothing and exits 0.
+  for (const char* b : {"ggml-vulkan", "ort-webgpu", "vulkan,ort-webgpu"}) {
+    const Exit f = touchstone({"bench", "rope_cis/B=1,N=3,C=8/float32/buffer/seed=1", "--backend", b});
+    EXPECT_EQ(f.code, 2) << b << ": " << f.out;
+    EXPECT_NE(f.out.find("bench times Touchstone's kernels"), std::string::npos) << f.out;
+    EXPECT_NE(f.out.find("name vulkan or webgpu"), std::string::npos) << f.out;
+    EXPECT_EQ(f.out.find("backend vulkan"), std::string::npos) << f.out;
+  }
   // A case the contract rejects is shown as such, untimed, and does not fail the run.
   const Exit bad = touchstone({"bench", "q8ta_linear/M=2,K=8,N=4,impl=gemv/int8/buffer/seed=1", "--backend", "vulkan",
                                "--time-ms", "1", "--reps", "2"});

@@ -41,13 +41,15 @@ std::vector<std::string> backend_names(const BackendOptions& o) {
     if (n != "all" && std::find(known.begin(), known.end(), n) == known.end())
       throw UsageError(cat("unknown backend '", n, "' (known: ", known_list(), ", all)"));
   }
-  // --kernels replaces Touchstone's kernels: the foreign backends run their libraries' instead.
-  if (!o.kernels.dir.empty()) {
+  // --kernels replaces Touchstone's kernels, and bench times them through the backend's own dispatch
+  // chains: the foreign backends run their libraries' kernels in a worker instead.
+  if (!o.kernels.dir.empty() || o.own_kernels) {
     const auto& own = kernel_backends();
+    const char* why = !o.kernels.dir.empty() ? "--kernels replaces Touchstone's kernels"
+                                             : "bench times Touchstone's kernels (its dispatch chains, between GPU timestamps)";
     for (const std::string& n : o.names)
       if (n != "all" && std::find(own.begin(), own.end(), n) == own.end())
-        throw UsageError(cat("--kernels replaces Touchstone's kernels, and backend '", n,
-                             "' runs a library's own: name vulkan or webgpu"));
+        throw UsageError(cat(why, ", and backend '", n, "' runs a library's own: name vulkan or webgpu"));
     return o.names.empty() || o.names[0] == "all" ? own : o.names;
   }
   return o.names.empty() || o.names[0] == "all" ? known : o.names;

@@ -25,7 +25,7 @@ const std::vector<std::string>& kernel_backends();  // those that run Touchstone
 using BackendConfig = BackendOptions;  // the name tests use for a backend's settings
 
 // The backends `o` names (every known one for none or "all"), in known_backends() order when
-// none is named; with --kernels, kernel_backends() (a foreign one named beside it: UsageError).
+// none is named; with --kernels or own_kernels, kernel_backends() (a foreign one named: UsageError).
 // Unknown names, or "all" beside another name: UsageError. Opening nothing.
 std::vector<std::string> backend_names(const BackendOptions& o);
 

@@ -23,7 +23,8 @@ Command add_bench_command(CLI::App& app) {
                     "run, GFLOP/s or GOP/s where the operator has an operation model, and the speedup of each "
                     "implementation (impl=) over the first. Without case ids it runs the named suite (production "
                     "sizes of the operators: decode and prefill, GEMV and GEMM, ...) with every implementation each "
-                    "operator declares. Every case is judged against the reference first, as check does: one that "
+                    "operator declares. It times Touchstone's kernels on vulkan and webgpu (the default); a foreign backend (ggml-vulkan, "
+                    "ort-webgpu) runs a library's kernels in a worker and is a usage error here. Every case is judged against the reference first, as check does: one that "
                     "is not PASS is shown with its verdict and never timed. Exit 0 when every case passed and was "
                     "timed, 1 otherwise, 2 usage or set-up error"));
   bench->add_option("CASE_IDS", a->ids, "cases to time instead of the suite (without impl=: every implementation)")
@@ -77,6 +78,7 @@ Command add_bench_command(CLI::App& app) {
             if (!a->stream.empty()) o.stream = uint32_t(parse_integer("--stream", a->stream, 1, 64));
             if (!a->warmup_ms.empty()) o.warmup_ms = parse_integer("--warmup-ms", a->warmup_ms, 0, 60'000);
             o.backends = backend_options(a->backends, bench);
+            o.backends.own_kernels = true;
             require_distinct({{"--json", o.json}}, o.backends.kernels);
             return cmd_bench(o);
           }};

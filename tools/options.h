@@ -24,6 +24,7 @@ struct BackendOptions {
   bool kernel_stats = false;       // Vulkan captures compiled-kernel statistics (bench sets it)
   bool given = false;              // any backend option was on the command line
   KernelDir kernels;               // --kernels DIR / TOUCHSTONE_KERNELS: replacements of built-in kernels
+  bool own_kernels = false;        // the command needs Touchstone's kernels (bench times them): no foreign backend
 };
 
 struct ListOptions {
