@@ -813,19 +813,32 @@ TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
   EXPECT_EQ(stats.code, 0) << stats.out;
   EXPECT_TRUE(stats.out.find("    rope_cis: ") != std::string::npos ||
               stats.out.find("kernel statistics: none (") != std::string::npos) << stats.out;
-  // --cold: every interval after the device overwrote 256 MiB elsewhere, on both backends; the
-  // report says so, and the case is still judged and timed.
+  // --cold: every interval after the device read up to 256 MiB elsewhere, on both backends; the
+  // report says so and what each backend read, the case is still judged and timed, and the read is
+  // no kernel of the case.
   const fs::path cold_json = fs::temp_directory_path() / ("ts_bench_cold_" + std::to_string(::getpid()) + ".json");
   const Exit cold = touchstone({"bench", "rope_cis/B=1,N=3,C=8/float32/buffer/seed=1", "--backend", "vulkan,webgpu",
                                 "--time-ms", "1", "--reps", "2", "--warmup", "1", "--cold", "--json", cold_json.string()});
   ASSERT_EQ(cold.code, 0) << cold.out;
-  EXPECT_NE(cold.out.find("overwrites 256 MiB elsewhere (--cold)"), std::string::npos) << cold.out;
+  EXPECT_NE(cold.out.find("reads up to 256 MiB elsewhere (--cold)"), std::string::npos) << cold.out;
+  EXPECT_NE(cold.out.find(" MiB read before each interval"), std::string::npos) << cold.out;
   std::ifstream cold_in(cold_json);
   const nlohmann::json cj = nlohmann::json::parse(cold_in);
   fs::remove(cold_json);
   EXPECT_EQ(cj.at("budget").at("cold_bytes"), 256u << 20);
-  for (const auto& c : cj.at("cases")) EXPECT_TRUE(c.at("timed").get<bool>()) << c;
+  ASSERT_EQ(cj.at("copy").size(), 2u) << cj.at("copy");
+  for (const auto& c : cj.at("copy")) {
+    const uint64_t read = c.at("cold_bytes");
+    EXPECT_GT(read, 0u) << c;
+    EXPECT_LE(read, 256u << 20) << c;
+    EXPECT_EQ(read % 16, 0u) << c;
+  }
+  for (const auto& c : cj.at("cases")) {
+    EXPECT_TRUE(c.at("timed").get<bool>()) << c;
+    for (const auto& k : c.at("kernel_statistics")) EXPECT_EQ(k.at("kernel"), "rope_cis") << k;
+  }
   EXPECT_EQ(j.at("budget").at("cold_bytes"), 0) << "without --cold, repetitions follow each other";
+  for (const auto& c : j.at("copy")) EXPECT_EQ(c.at("cold_bytes"), 0) << c;
   // A stream of no chains, or of more than 64, is a usage error before any backend opens.
   for (const char* n : {"0", "65", "x"}) {
     const Exit s = touchstone({"bench", "rope_cis/B=1,N=3,C=8/float32/buffer/seed=1", "--stream", n});

@@ -33,8 +33,8 @@ constexpr uint64_t kBenchMaxCaseBytes = uint64_t(8) << 30;
 
 // The copy that measures the bandwidth ceiling: past every cache of the device.
 constexpr uint64_t kCopyBytesFull = uint64_t(512) << 20, kCopyBytesQuick = uint64_t(32) << 20;
-// --cold's overwrite: several times the last-level cache of the largest GPUs Touchstone is run on
-// (PERFORMANCE.md), lowered by each backend to what one buffer may hold there.
+// --cold's read: several times the last-level cache of the largest GPUs Touchstone is run on
+// (PERFORMANCE.md), lowered on each backend to what one binding may hold there (the header says).
 constexpr uint64_t kColdBytes = uint64_t(256) << 20;
 constexpr uint64_t kFloorBytes = 16;  // one texel: the fixed cost of a timed interval (Copy::floor)
 
@@ -176,7 +176,7 @@ int cmd_bench(const BenchOptions& o) {
   budget.cold_bytes = o.cold ? kColdBytes : 0;
   if (o.stream > 1) std::printf("timing: %u dispatch chains back to back per timed interval (--stream), each row one chain's share\n", o.stream);
   if (o.cold)
-    std::printf("timing: before each interval the device overwrites %llu MiB elsewhere (--cold): no tensor of a case is in its caches\n",
+    std::printf("timing: before each interval the device reads up to %llu MiB elsewhere (--cold): no tensor of a case is in its caches\n",
                 (unsigned long long)(kColdBytes >> 20));
   const std::string started = utc_now();
 
@@ -198,10 +198,11 @@ int cmd_bench(const BenchOptions& o) {
     uint64_t texel = kFloorBytes;
     c.floor = gpu->bench_copy(texel, budgets[s.name]);
     const bool ok = c.timing.status == RunOutput::Status::ok, floor_ok = c.floor.status == RunOutput::Status::ok;
-    std::printf("%s: %s, %s sizes; copy %llu MiB: %s; floor (a %llu-byte copy, one workgroup): %s\n", s.name.c_str(),
+    std::printf("%s: %s, %s sizes; copy %llu MiB: %s; floor (a %llu-byte copy, one workgroup): %s%s\n", s.name.c_str(),
                 info.name.c_str(), quick[s.name] ? "quick" : "full", (unsigned long long)(c.bytes >> 20),
                 ok ? cat(us(c.timing.median), " us median, ", fixed(c.gbps(), 1), " GB/s").c_str() : c.timing.message.c_str(),
-                (unsigned long long)texel, floor_ok ? cat(us(c.floor.median), " us median").c_str() : c.floor.message.c_str());
+                (unsigned long long)texel, floor_ok ? cat(us(c.floor.median), " us median").c_str() : c.floor.message.c_str(),
+                c.timing.cold_bytes ? cat("; cold: ", fixed(double(c.timing.cold_bytes) / (1 << 20), 1), " MiB read before each interval").c_str() : "");
     copies.push_back(std::move(c));
   }
 
@@ -325,6 +326,7 @@ int cmd_bench(const BenchOptions& o) {
                       {"median_us", ok ? nlohmann::json(c.timing.median * 1e6) : nlohmann::json(nullptr)},
                       {"min_us", ok ? nlohmann::json(c.timing.min * 1e6) : nlohmann::json(nullptr)},
                       {"gbps", ok ? nlohmann::json(c.gbps()) : nlohmann::json(nullptr)},
+                      {"cold_bytes", c.timing.cold_bytes},
                       {"floor_us", c.floor.status == RunOutput::Status::ok ? nlohmann::json(c.floor.median * 1e6) : nlohmann::json(nullptr)},
                       {"error", ok ? "" : c.timing.message}});
     }

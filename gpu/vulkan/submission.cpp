@@ -62,7 +62,6 @@ Submission::~Submission() {
   if (submitted_) dev_.done(seq_);
   dev_.release(ctx_);
   if (queries_) dev_.fn.vkDestroyQueryPool(dev_.handle, queries_, nullptr);
-  pool_.release(cold_, BufferPool::Role::device);
   for (const Slot& s : slots_) {
     if (s.image.image) destroy_image(dev_, images_, s.image);
     pool_.release(s.device, BufferPool::Role::device);
@@ -254,15 +253,11 @@ void Submission::read_back(std::vector<HostBuffer>& host) const {
   }
 }
 
-VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps, uint32_t stream, uint64_t cold_bytes) {
+VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps, uint32_t stream, uint32_t untimed) {
   const Adapter& a = dev_.adapter;
   if (!a.timestamp_bits)
     throw Unsupported("", cat("vulkan: ", a.props.deviceName, "'s compute queue has no timestamps (timestampValidBits = 0)"));
-  cold_bytes = std::min<uint64_t>(cold_bytes, a.max_allocation) & ~uint64_t(3);  // vkCmdFillBuffer: a multiple of 4
-  if (cold_bytes && cold_.capacity < cold_bytes) {
-    pool_.release(cold_, BufferPool::Role::device);
-    cold_ = pool_.acquire(cold_bytes, BufferPool::Role::device);
-  }
+  untimed = std::min<uint32_t>(untimed, uint32_t(steps.size()));
   if (queries_ && query_capacity_ < 2 * reps) {
     dev_.fn.vkDestroyQueryPool(dev_.handle, queries_, nullptr);
     queries_ = VK_NULL_HANDLE;
@@ -287,8 +282,12 @@ VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps,
             VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
   images_general_ = true;
   for (uint32_t r = 0; r < reps; ++r) {
-    if (cold_bytes) dev_.fn.vkCmdFillBuffer(cmd, cold_.buffer, 0, cold_bytes, 0x5A5A5A5Au + r);
-    // Repetitions do not overlap: each starts once the previous one's writes (and the fill's) are done.
+    for (uint32_t i = 0; i < untimed; ++i) {
+      barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
+      record_dispatch(dev_, cmd, steps[i], sets_[i]);
+    }
+    // Repetitions do not overlap: each starts once the previous one's writes (and the untimed
+    // steps) are done.
     barrier(dev_, cmd, kCompute | kTransfer, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, kCompute,
             kShaderRW);
     // Both stamps at BOTTOM_OF_PIPE: each is written once every earlier command has completed, so the
@@ -296,8 +295,8 @@ VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps,
     dev_.fn.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2 * r);
     // TimingBudget::stream chains in the interval, ordered as one chain's dispatches are.
     for (uint32_t s = 0; s < stream; ++s)
-      for (size_t i = 0; i < steps.size(); ++i) {
-        if (i ? !steps[i].concurrent : s > 0) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
+      for (size_t i = untimed; i < steps.size(); ++i) {
+        if (i > untimed ? !steps[i].concurrent : s > 0) barrier(dev_, cmd, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute, kShaderRW);
         record_dispatch(dev_, cmd, steps[i], sets_[i]);
       }
     dev_.fn.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2 * r + 1);

@@ -49,10 +49,9 @@ class Submission {
   // Timing (GpuBackend::time_plan), once submit()'s run has finished: records `reps` repetitions
   // of the steps alone, each between two timestamps and after a barrier on the previous one's
   // writes, and submits them. Throws Unsupported on a queue without timestamps.
-  // cold_bytes > 0: before each repetition's barrier, a fill of that many bytes of a buffer of its
-  // own (TimingBudget::cold_bytes; lowered to the largest allocation), which the barrier and the
-  // first stamp wait for.
-  VkResult submit_timed(const std::vector<Step>& steps, uint32_t reps, uint32_t stream = 1, uint64_t cold_bytes = 0);
+  // The first `untimed` steps (TimingBudget::untimed) run before each repetition's barrier, outside
+  // its stamps, which wait for them.
+  VkResult submit_timed(const std::vector<Step>& steps, uint32_t reps, uint32_t stream = 1, uint32_t untimed = 0);
   // The device seconds of each repetition of the last submit_timed(), once it finished.
   std::vector<double> timed_seconds(uint32_t reps) const;
 
@@ -78,7 +77,6 @@ class Submission {
   bool images_general_ = false;        // submit_timed() moved them back to GENERAL
   VkQueryPool queries_ = VK_NULL_HANDLE;
   uint32_t query_capacity_ = 0;
-  Buffer cold_;  // what submit_timed() fills before each repetition (cold_bytes)
 };
 
 }  // namespace ts::vk

@@ -363,11 +363,12 @@ struct VulkanBackend::State {
     run(plan, buffers, dtype, wg, allocations, dispatches,
         [&](std::unique_ptr<vk::Submission>& work, const std::vector<vk::Step>& steps,
             const std::shared_ptr<vk::Gpu>& g) {
-          for (const vk::Step& st : steps)
-            if (!st.pipeline->stats.empty()) kernels.push_back({st.kernel, st.pipeline->stats});
+          const size_t untimed = std::min<size_t>(budget.untimed, steps.size());
+          for (size_t i = untimed; i < steps.size(); ++i)
+            if (!steps[i].pipeline->stats.empty()) kernels.push_back({steps[i].kernel, steps[i].pipeline->stats});
           auto batch = [&](uint32_t reps) {
-            VkResult r = work->submit_timed(steps, reps, budget.stream, budget.cold_bytes);
-            dispatches += uint64_t(reps) * budget.stream * steps.size();
+            VkResult r = work->submit_timed(steps, reps, budget.stream, budget.untimed);
+            dispatches += uint64_t(reps) * (budget.stream * (steps.size() - untimed) + untimed);
             await(r, work, plan, steps, g);
             return work->timed_seconds(reps);
           };

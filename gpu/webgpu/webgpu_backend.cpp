@@ -598,7 +598,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
                       {"maxReps", timing->max_reps},
                       {"maxMs", timing->max_seconds * 1000},
                       {"stream", timing->stream},
-                      {"coldBytes", std::min(timing->cold_bytes, max_buffer_size_) & ~uint64_t(3)}};
+                      {"untimed", timing->untimed}};
   const std::string header = head.dump();
   const uint32_t header_len = uint32_t(header.size());
   std::vector<std::span<const uint8_t>> parts = {

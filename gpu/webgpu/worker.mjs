@@ -402,33 +402,22 @@ async function timeChain(device, chain, timing, made) {
   const read = device.createBuffer({ size: 16 * TIMING_BATCH_MAX, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   made.push(querySet, resolve, read);
   const stream = timing.stream ?? 1;
-  // timing.coldBytes (TimingBudget::cold_bytes): a buffer cleared before each timed pass, then a
-  // one-invocation pass on it. A pass's first timestamp is written where the queue reaches it, not
-  // after earlier work, and Dawn orders a pass only after work on its own resources: a clear alone
-  // would still run beside the kernel, inside the interval. The small pass on the cleared buffer
-  // waits at its barrier for the clear, so the timed pass is reached after it. (Waiting on the host
-  // instead leaves the GPU idle before each interval, which slows what follows: PERFORMANCE.md.)
-  const cold = timing.coldBytes ? device.createBuffer({ size: timing.coldBytes, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.STORAGE }) : null;
-  let touch = null;
-  if (cold) {
-    made.push(cold);
-    const module = device.createShaderModule({
-      code: '@group(0) @binding(0) var<storage, read_write> c : array<u32>;\n' +
-            '@compute @workgroup_size(1) fn main() { c[0] = c[0] + 1u; }\n',
-    });
-    const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-    touch = { pipeline, group: device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: cold, size: 256 } }] }) };
-  }
+  // timing.untimed (TimingBudget::untimed): the chain's first dispatches run before each timed pass,
+  // each in a pass of its own. A pass's first timestamp is written where the queue reaches it, not
+  // after earlier work, and Dawn orders a pass only after work on its own resources: GpuBackend::timed
+  // ends them with a dispatch on the same resources as the one before, whose barrier makes the queue
+  // wait for that one, so the timed pass is reached after both. (Waiting on the host instead leaves
+  // the GPU idle before each interval, which slows what follows: PERFORMANCE.md.)
+  const before = chain.slice(0, timing.untimed ?? 0), timed = chain.slice(timing.untimed ?? 0);
   const batch = async (reps) => {
     const enc = device.createCommandEncoder();
     for (let r = 0; r < reps; ++r) {
-      if (cold) {
-        enc.clearBuffer(cold);
-        const after = enc.beginComputePass();
-        after.setPipeline(touch.pipeline);
-        after.setBindGroup(0, touch.group);
-        after.dispatchWorkgroups(1);
-        after.end();
+      for (const d of before) {
+        const pass = enc.beginComputePass();
+        pass.setPipeline(d.pipeline);
+        pass.setBindGroup(0, d.group);
+        pass.dispatchWorkgroups(...d.groups);
+        pass.end();
       }
       const pass = enc.beginComputePass({
         timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 },
@@ -436,7 +425,7 @@ async function timeChain(device, chain, timing, made) {
       // timing.stream chains a pass (TimingBudget::stream): Dawn orders a pass's dispatches as it
       // orders a chain's, one after the other.
       for (let s = 0; s < stream; ++s)
-        for (const d of chain) {
+        for (const d of timed) {
           pass.setPipeline(d.pipeline);
           pass.setBindGroup(0, d.group);
           pass.dispatchWorkgroups(...d.groups);
