@@ -481,15 +481,14 @@ HostBuffer device_filled(const std::string& name, uint64_t bytes, uint32_t word)
 }
 
 // bench --cold: two dispatches ahead of the chain, run before each timed interval (TimingBudget::
-// untimed). bench_scrub reads `bytes` of a buffer of its own, then once more one texel of it: that
-// second dispatch writes the same sink, so WebGPU must order it after the first (Dawn orders a pass
-// after earlier work only on its own resources, and writes a pass's first timestamp where the queue
-// reaches it), and the timed pass is reached once both are done. Vulkan's barrier before each
-// interval orders them anyway. Returns the bytes read.
+// untimed). bench_scrub overwrites `bytes` of a buffer of its own, then once more one texel of it:
+// WebGPU must order that second dispatch after the first (the same buffer, written), and the timed
+// pass is reached once both are done (Dawn orders a pass after earlier work only on its own
+// resources, and writes a pass's first timestamp where the queue reaches it). Vulkan's barrier
+// before each interval orders them anyway. Returns the bytes overwritten.
 uint64_t add_scrub(std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, uint64_t bytes) {
   const uint64_t texels = std::max<uint64_t>(1, bytes / 16);
-  buffers.push_back(device_filled("scrub_src", texels * 16, 0x3C3C3C3Cu));  // bench_scrub.comp: never all ones
-  buffers.push_back(device_filled("scrub_sink", 16, 0));
+  buffers.push_back(device_filled("scrub", texels * 16, 0));
   plan.insert(plan.begin(), {Dispatch{"bench_scrub", {}, texels, {{"n", double(texels)}}, {}},
                              Dispatch{"bench_scrub", {}, 1, {{"n", 1.0}}, {}}});
   return texels * 16;

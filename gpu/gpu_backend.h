@@ -120,11 +120,11 @@ struct TimingBudget {
   // fixed cost around each interval (Dawn's pass timestamps and their query resets, a dispatch's
   // launch) is shared.
   uint32_t stream = 1;
-  // > 0: before each timed interval, and outside it, the device reads a buffer of this many bytes
-  // (at most one binding's) and finishes doing so, so that the interval finds none of the case's
-  // tensors in the GPU's caches (what a kernel meets in a model, where other layers' tensors pass
-  // through the cache in between). 0: repetitions follow each other, and a working set that fits
-  // the last-level cache is partly read from there.
+  // > 0: before each timed interval, and outside it, the device overwrites a buffer of this many
+  // bytes (at most one binding's; bench_scrub) and finishes doing so, so that the interval finds none
+  // of the case's tensors in the GPU's caches (what a kernel meets in a model, where other layers'
+  // tensors pass through the cache in between). 0: repetitions follow each other, and a working set
+  // that fits the last-level cache is partly read from there.
   uint64_t cold_bytes = 0;
   // Set by GpuBackend::timed, not by callers: the plan's first `untimed` dispatches run before each
   // interval, outside it, and the interval starts once they are done (cold_bytes' read). A backend
@@ -155,7 +155,7 @@ struct BenchTiming {
   double median = 0, min = 0;
   std::vector<KernelStatistics> kernels;  // one per dispatch, when the backend reports them
   std::string no_kernel_statistics;       // why `kernels` is empty
-  uint64_t cold_bytes = 0;                // what was read before each interval (TimingBudget::cold_bytes, lowered)
+  uint64_t cold_bytes = 0;                // what was overwritten before each interval (TimingBudget::cold_bytes, lowered)
 };
 
 class GpuBackend : public Backend {

@@ -813,15 +813,15 @@ TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
   EXPECT_EQ(stats.code, 0) << stats.out;
   EXPECT_TRUE(stats.out.find("    rope_cis: ") != std::string::npos ||
               stats.out.find("kernel statistics: none (") != std::string::npos) << stats.out;
-  // --cold: every interval after the device read up to 256 MiB elsewhere, on both backends; the
-  // report says so and what each backend read, the case is still judged and timed, and the read is
+  // --cold: every interval after the device overwrote up to 256 MiB elsewhere, on both backends;
+  // the report says so and what each backend overwrote, the case is still judged and timed, and the read is
   // no kernel of the case.
   const fs::path cold_json = fs::temp_directory_path() / ("ts_bench_cold_" + std::to_string(::getpid()) + ".json");
   const Exit cold = touchstone({"bench", "rope_cis/B=1,N=3,C=8/float32/buffer/seed=1", "--backend", "vulkan,webgpu",
                                 "--time-ms", "1", "--reps", "2", "--warmup", "1", "--cold", "--json", cold_json.string()});
   ASSERT_EQ(cold.code, 0) << cold.out;
-  EXPECT_NE(cold.out.find("reads up to 256 MiB elsewhere (--cold)"), std::string::npos) << cold.out;
-  EXPECT_NE(cold.out.find(" MiB read before each interval"), std::string::npos) << cold.out;
+  EXPECT_NE(cold.out.find("overwrites up to 256 MiB elsewhere (--cold)"), std::string::npos) << cold.out;
+  EXPECT_NE(cold.out.find(" MiB overwritten before each interval"), std::string::npos) << cold.out;
   std::ifstream cold_in(cold_json);
   const nlohmann::json cj = nlohmann::json::parse(cold_in);
   fs::remove(cold_json);

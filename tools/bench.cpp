@@ -33,7 +33,7 @@ constexpr uint64_t kBenchMaxCaseBytes = uint64_t(8) << 30;
 
 // The copy that measures the bandwidth ceiling: past every cache of the device.
 constexpr uint64_t kCopyBytesFull = uint64_t(512) << 20, kCopyBytesQuick = uint64_t(32) << 20;
-// --cold's read: several times the last-level cache of the largest GPUs Touchstone is run on
+// --cold's overwrite: several times the last-level cache of the largest GPUs Touchstone is run on
 // (PERFORMANCE.md), lowered on each backend to what one binding may hold there (the header says).
 constexpr uint64_t kColdBytes = uint64_t(256) << 20;
 constexpr uint64_t kFloorBytes = 16;  // one texel: the fixed cost of a timed interval (Copy::floor)
@@ -176,7 +176,7 @@ int cmd_bench(const BenchOptions& o) {
   budget.cold_bytes = o.cold ? kColdBytes : 0;
   if (o.stream > 1) std::printf("timing: %u dispatch chains back to back per timed interval (--stream), each row one chain's share\n", o.stream);
   if (o.cold)
-    std::printf("timing: before each interval the device reads up to %llu MiB elsewhere (--cold): no tensor of a case is in its caches\n",
+    std::printf("timing: before each interval the device overwrites up to %llu MiB elsewhere (--cold): no tensor of a case is in its caches\n",
                 (unsigned long long)(kColdBytes >> 20));
   const std::string started = utc_now();
 
@@ -202,7 +202,7 @@ int cmd_bench(const BenchOptions& o) {
                 info.name.c_str(), quick[s.name] ? "quick" : "full", (unsigned long long)(c.bytes >> 20),
                 ok ? cat(us(c.timing.median), " us median, ", fixed(c.gbps(), 1), " GB/s").c_str() : c.timing.message.c_str(),
                 (unsigned long long)texel, floor_ok ? cat(us(c.floor.median), " us median").c_str() : c.floor.message.c_str(),
-                c.timing.cold_bytes ? cat("; cold: ", fixed(double(c.timing.cold_bytes) / (1 << 20), 1), " MiB read before each interval").c_str() : "");
+                c.timing.cold_bytes ? cat("; cold: ", fixed(double(c.timing.cold_bytes) / (1 << 20), 1), " MiB overwritten before each interval").c_str() : "");
     copies.push_back(std::move(c));
   }
 

@@ -49,10 +49,12 @@ Command add_bench_command(CLI::App& app) {
                 "around each interval (WebGPU: Dawn's pass timestamps) is shared N ways; the copy ceiling is "
                 "timed the same way");
   flag_option(bench, "--cold", a->cold,
-              "before each timed interval the device reads 256 MiB elsewhere (untimed; at most one binding's "
+              "before each timed interval the device overwrites 256 MiB elsewhere (untimed; at most one binding's "
               "size), so that no interval finds the case's tensors in the GPU's caches; without it, "
               "repetitions follow each other and a working set that fits the last-level cache (the H100's "
-              "50 MB) is partly read from there. The copy ceiling is timed the same way");
+              "50 MB) is partly read from there. The overwritten lines' write-back may fall in an interval: "
+              "a cold time errs on the slow side, as a kernel in a model meets its predecessor's. The copy "
+              "ceiling is timed the same way");
   single_option(bench, "--json", a->json, "FILE", "write the results as JSON (schema touchstone-bench/1, tools/BENCH_SCHEMA.md)");
   flag_option(bench, "--kernel-stats", a->kernel_stats,
               "print what the driver compiled for each timed case's kernels (Vulkan: "

@@ -1,16 +1,14 @@
 // `touchstone bench --cold`: before each timed interval, every texel of a buffer larger than the
-// device's caches is read, so that the interval finds none of the case's tensors there. It only
-// reads: the cache is left holding clean lines, and no write-back of them can fall inside the
-// interval (an overwrite would leave it full of dirty ones). The store is never taken (the source
-// holds 0x3C3C3C3C in every word: its sum is not all ones), but no compiler can know that, so the
-// loads stay. The sink is also what orders the interval after the scrub on WebGPU (gpu/gpu_backend.cpp).
-layout(std430, binding = 0) readonly buffer Src { uvec4 scrub_src[]; };
-layout(std430, binding = 1) buffer Sink { uint scrub_sink[]; };
+// device's caches is overwritten, so that the interval finds none of the case's tensors there. It
+// writes, as nvbench's memset does, rather than only reading: the cache is then full of dirty lines,
+// as a model's previous kernel leaves it, and their write-back may fall inside the interval (a cold
+// row errs on the slow side). After a read the cache would be clean, and up to its size of the
+// interval's own writes could stay there past the interval's end (PERFORMANCE.md).
+layout(std430, binding = 0) writeonly buffer Scrub { uvec4 scrub[]; };
 layout(push_constant) uniform Params { uint n; } pc;
 
 void main() {
   uint i = ts_linear_id();
   if (i >= pc.n) return;
-  uvec4 v = scrub_src[i];
-  if (v.x + v.y + v.z + v.w == 0xFFFFFFFFu) scrub_sink[0] = i;
+  scrub[i] = uvec4(i);
 }
