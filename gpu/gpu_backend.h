@@ -127,7 +127,7 @@ struct TimingBudget {
   // that fits the last-level cache is partly read from there.
   uint64_t cold_bytes = 0;
   // Set by GpuBackend::timed, not by callers: the plan's first `untimed` dispatches run before each
-  // interval, outside it, and the interval starts once they are done (cold_bytes' read). A backend
+  // interval, outside it, and the interval starts once they are done (cold_bytes' overwrite). A backend
   // records them ahead of each repetition and times the rest.
   uint32_t untimed = 0;
 };

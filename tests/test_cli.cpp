@@ -814,8 +814,8 @@ TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
   EXPECT_TRUE(stats.out.find("    rope_cis: ") != std::string::npos ||
               stats.out.find("kernel statistics: none (") != std::string::npos) << stats.out;
   // --cold: every interval after the device overwrote up to 256 MiB elsewhere, on both backends;
-  // the report says so and what each backend overwrote, the case is still judged and timed, and the read is
-  // no kernel of the case.
+  // the report says so and what each backend overwrote, the case is still judged and timed, and the
+  // overwrite is no kernel of the case.
   const fs::path cold_json = fs::temp_directory_path() / ("ts_bench_cold_" + std::to_string(::getpid()) + ".json");
   const Exit cold = touchstone({"bench", "rope_cis/B=1,N=3,C=8/float32/buffer/seed=1", "--backend", "vulkan,webgpu",
                                 "--time-ms", "1", "--reps", "2", "--warmup", "1", "--cold", "--json", cold_json.string()});
@@ -828,10 +828,10 @@ TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
   EXPECT_EQ(cj.at("budget").at("cold_bytes"), 256u << 20);
   ASSERT_EQ(cj.at("copy").size(), 2u) << cj.at("copy");
   for (const auto& c : cj.at("copy")) {
-    const uint64_t read = c.at("cold_bytes");
-    EXPECT_GT(read, 0u) << c;
-    EXPECT_LE(read, 256u << 20) << c;
-    EXPECT_EQ(read % 16, 0u) << c;
+    const uint64_t written = c.at("cold_bytes");
+    EXPECT_GT(written, 0u) << c;
+    EXPECT_LE(written, 256u << 20) << c;
+    EXPECT_EQ(written % 16, 0u) << c;
   }
   for (const auto& c : cj.at("cases")) {
     EXPECT_TRUE(c.at("timed").get<bool>()) << c;
