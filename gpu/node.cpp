@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/contract.h"
+#include "gpu/embedded.h"
 
 namespace ts {
 
@@ -43,6 +44,14 @@ std::string find_node(const std::string& requested, std::string* why_not) {
   }
   *why_not = cat("'", want, "' not found on PATH: install Node.js (ci/setup.sh) or set TOUCHSTONE_NODE");
   return "";
+}
+
+std::vector<std::string> node_worker_argv(const std::string& node, const std::string& worker,
+                                          const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {node, "--input-type=module", "-e",
+                                   cat(embedded("gpu/worker_frames.mjs"), "\n", embedded(worker)), "--"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
 }
 
 }  // namespace ts

@@ -25,7 +25,7 @@ if [ "$foreign" = 1 ] || [ "$foreign" = ggml ]; then
 fi
 if [ "$foreign" = 1 ] || [ "$foreign" = ort ]; then
   mkdir -p "$out/ort"
-  cp gpu/ort/worker.mjs gpu/ort/package.json "$out/ort/"
+  cp gpu/ort/package.json "$out/ort/"
   tar -C gpu/ort/node_modules -cf - --exclude='onnxruntime-node/bin/napi-v6/darwin' --exclude='onnxruntime-node/bin/napi-v6/win32' \
       --exclude='onnxruntime-node/bin/napi-v6/linux/arm64' . | xz -T2 -6 > "$out/ort/node_modules.tar.xz"
 fi

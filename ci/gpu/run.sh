@@ -18,14 +18,14 @@ if [ -f "$here/webgpu/webgpu.tar.xz" ]; then
 fi
 export TOUCHSTONE_NODE=/tmp/ts-node/node
 # The foreign backends (bundle.sh with TS_BUNDLE_FOREIGN=1): ggml's libraries beside its worker, ORT's
-# node_modules beside its worker script.
+# node_modules (its worker script is embedded in touchstone).
 if [ -d "$here/ggml" ]; then
   for f in "$here"/ggml/*.xz; do xz -dc "$f" > "/tmp/ts-lib/$(basename "$f" .xz)"; done
   export TOUCHSTONE_GGML_WORKER="$here/ggml/ts_ggml_worker"
 fi
 if [ -d "$here/ort" ]; then
   mkdir -p /tmp/ts-ort/node_modules && tar -C /tmp/ts-ort/node_modules -xJf "$here/ort/node_modules.tar.xz"
-  cp "$here/ort/worker.mjs" "$here/ort/package.json" /tmp/ts-ort/
+  cp "$here/ort/package.json" /tmp/ts-ort/
   export TOUCHSTONE_ORT_DIR=/tmp/ts-ort
 fi
 "$@"

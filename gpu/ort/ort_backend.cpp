@@ -22,8 +22,8 @@ ForeignOptions ort_webgpu_options(const OrtOptions& o, std::string* why_not) {
     *why_not = "ort-webgpu: " + *why_not;
     return f;
   }
-  // The worker and its node_modules: beside the binary's source tree (TS_ORT_DIR), or where
-  // TOUCHSTONE_ORT_DIR says (the GPU bundle).
+  // The worker's node_modules: in the binary's source tree (TS_ORT_DIR), or where TOUCHSTONE_ORT_DIR
+  // says (the GPU bundle). The worker itself is embedded (node_worker_argv).
   const char* env = std::getenv("TOUCHSTONE_ORT_DIR");
   const fs::path dir = env && *env ? fs::path(env) : fs::path(TS_ORT_DIR);
   std::error_code ec;
@@ -35,7 +35,7 @@ ForeignOptions ort_webgpu_options(const OrtOptions& o, std::string* why_not) {
   // ORT's Dawn creates its own Vulkan instance: the loop-rolling layer reaches it through the loader.
   f.argv = {"/usr/bin/env"};
   for (std::string& e : roll_loops_env()) f.argv.push_back(std::move(e));
-  f.argv.insert(f.argv.end(), {node, (dir / "worker.mjs").string(), dir.string()});
+  for (std::string& a : node_worker_argv(node, "gpu/ort/worker.mjs", {dir.string()})) f.argv.push_back(std::move(a));
   f.mappings = {ort::rope_llama(), ort::rope_half(), ort::sdpa()};
   f.timeout_ms = o.timeout_ms;
   return f;

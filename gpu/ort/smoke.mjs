@@ -58,7 +58,9 @@ const randoms = (n) => Array.from({ length: n }, rnd);
 // ---- the worker --------------------------------------------------------------------------------
 class Worker {
   constructor() {
-    this.proc = spawn(process.execPath, [path.join(here, 'worker.mjs'), modulesDir], {
+    // As the backend runs it (gpu/node.h node_worker_argv): the shared frames, then the worker, one module.
+    const script = ['../worker_frames.mjs', 'worker.mjs'].map((f) => readFileSync(path.join(here, f), 'utf8')).join('\n');
+    this.proc = spawn(process.execPath, ['--input-type=module', '-e', script, '--', modulesDir], {
       // Replies come on descriptor 3 (gpu/worker_protocol.h's kFrameFd); stdout is log, as stderr.
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
       // verbose: ORT logs each session's node placement, checked below

@@ -1,7 +1,8 @@
 // Touchstone's ONNX Runtime worker: one-node ONNX models run by onnxruntime-node's WebGPU execution
 // provider (Dawn, linked into libonnxruntime), behind the frames of gpu/foreign/PROTOCOL.md
-// (requests on stdin, replies on descriptor 3), one request at a time. Run as `node worker.mjs <dir
-// holding node_modules>` by the backend, which gives it descriptor 3.
+// (requests on stdin, replies on descriptor 3), one request at a time. The backend embeds this file and
+// runs it after gpu/worker_frames.mjs (send, sendError, frameReader, FRAME) as `node --input-type=module
+// -e <both> -- <dir holding node_modules>` (gpu/node.h node_worker_argv), and gives it descriptor 3.
 //
 // RUN header (beyond PROTOCOL.md's):
 //   "op":      the node's ONNX op_type, e.g. "RotaryEmbedding"
@@ -15,24 +16,11 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { writeSync } from 'node:fs';
 
-const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4 };
 const SESSION_CACHE_MAX = 32;
 const LIBRARY = 'onnxruntime-node';
 
-const [modulesDir] = process.argv.slice(2);
-
-// Replies go out on descriptor 3 (gpu/worker_protocol.h's kFrameFd), a blocking pipe; stdout is the
-// stderr pipe, where whatever a library prints lands instead of among the frames.
-const FRAME_FD = 3;
-function send(type, payload) {
-  const head = Buffer.alloc(5);
-  head.writeUInt32LE(payload.length + 1, 0);
-  head.writeUInt8(type, 4);
-  for (const part of [head, payload]) for (let at = 0; at < part.length;) at += writeSync(FRAME_FD, part, at);
-}
-const sendError = (message) => send(FRAME.ERROR, Buffer.from(message, 'utf8'));
+const [modulesDir] = process.argv.slice(1);
 
 // ---- a minimal protobuf writer: just what ModelProto needs ----------------------------------
 function varint(value) {
@@ -262,26 +250,6 @@ async function probe(ort) {
   const rlen = reply.readUInt32LE(0);
   const out = new Float32Array(reply.buffer.slice(reply.byteOffset + 4 + rlen, reply.byteOffset + reply.length));
   if (out.join() !== '2,4,6,8') throw new Error(`WebGPU probe: 1,2,3,4 + itself gave ${out.join()}`);
-}
-
-// Frames arrive in arbitrary chunks; they are joined only once a whole frame is present.
-function frameReader(onFrame) {
-  let chunks = [];
-  let have = 0;
-  return (chunk) => {
-    chunks.push(chunk);
-    have += chunk.length;
-    while (have >= 4) {
-      const first = chunks[0].length >= 4 ? chunks[0] : Buffer.concat(chunks);
-      const len = first.readUInt32LE(0);
-      if (have < 4 + len) return;
-      const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      onFrame(all.readUInt8(4), all.subarray(5, 4 + len));
-      const rest = all.subarray(4 + len);
-      chunks = rest.length ? [rest] : [];
-      have = rest.length;
-    }
-  };
 }
 
 async function main() {

@@ -187,9 +187,7 @@ std::unique_ptr<WebGpuBackend> WebGpuBackend::create(const WebGpuOptions& option
   const std::string modules = webgpu::find_modules_dir(options.modules, &why);
   if (modules.empty()) return fail(why);
   try {
-    std::vector<std::string> argv = {node, "--input-type=module", "-e",
-                                     std::string(embedded("gpu/webgpu/worker.mjs")), "--", modules,
-                                     find_layer_dir()};
+    std::vector<std::string> argv = node_worker_argv(node, "gpu/webgpu/worker.mjs", {modules, find_layer_dir()});
     std::vector<std::string> flags = kDefaultToggles;
     flags.insert(flags.end(), options.dawn_toggles.begin(), options.dawn_toggles.end());
     std::unique_ptr<WebGpuBackend> b(new WebGpuBackend(options, std::move(argv), std::move(flags)));

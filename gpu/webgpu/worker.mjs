@@ -1,15 +1,15 @@
 // Touchstone's WebGPU worker: Dawn (npm `webgpu`) behind length-prefixed binary frames (requests on
 // stdin, replies on descriptor 3), one request at a time. WebGpuBackend (webgpu_backend.cpp) embeds
-// this file and runs it as `node --input-type=module -e <this file> -- <modules dir> <layer dir>
-// <worker index> <toggle or flag>...`; the frames are described in gpu/webgpu/PROTOCOL.md. What Dawn
+// this file and runs it after gpu/worker_frames.mjs (send, sendError, frameReader, FRAME) as `node
+// --input-type=module -e <both> -- <modules dir> <layer dir> <worker index> <toggle or flag>...`
+// (gpu/node.h node_worker_argv); the frames are described in gpu/webgpu/PROTOCOL.md. What Dawn
 // prints (to stdout or stderr) goes to one pipe, of which the C++ side keeps a tail for error messages.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { mkdirSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 
-const FRAME = { INFO: 1, RUN: 2, RESULT: 3, ERROR: 4, PREPARE: 5, TIME: 6, TIMES: 7 };
 const TIMING_BATCH_MAX = 64;  // timed repetitions per submission
 const PIPELINE_CACHE_MAX = 256;
 
@@ -50,17 +50,6 @@ function driverCachePerWorker() {
   }
 }
 driverCachePerWorker();
-
-// Replies go out on descriptor 3 (gpu/worker_protocol.h's kFrameFd), a blocking pipe; stdout is the
-// stderr pipe, where whatever a library prints lands instead of among the frames.
-const FRAME_FD = 3;
-function send(type, payload) {
-  const head = Buffer.alloc(5);
-  head.writeUInt32LE(payload.length + 1, 0);
-  head.writeUInt8(type, 4);
-  for (const part of [head, payload]) for (let at = 0; at < part.length;) at += writeSync(FRAME_FD, part, at);
-}
-const sendError = (message) => send(FRAME.ERROR, Buffer.from(message, 'utf8'));
 
 // dawn.node keeps one value per flag key, so every toggle to enable goes into a single
 // `enable-dawn-features=` flag.
@@ -529,26 +518,6 @@ async function run(device, payload, timed = false) {
   } finally {
     release(made, ok);
   }
-}
-
-// Frames arrive in arbitrary chunks; they are joined only once a whole frame is present.
-function frameReader(onFrame) {
-  let chunks = [];
-  let have = 0;
-  return (chunk) => {
-    chunks.push(chunk);
-    have += chunk.length;
-    while (have >= 4) {
-      const first = chunks[0].length >= 4 ? chunks[0] : Buffer.concat(chunks);
-      const len = first.readUInt32LE(0);
-      if (have < 4 + len) return;
-      const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      onFrame(all.readUInt8(4), all.subarray(5, 4 + len));
-      const rest = all.subarray(4 + len);
-      chunks = rest.length ? [rest] : [];
-      have = rest.length;
-    }
-  };
 }
 
 async function main() {
