@@ -2,7 +2,10 @@
 // on this machine's GPU, and whether its two multiplies the tensor-core kernels would need are exact:
 // f16 x f16 -> f32 16x16x16 and i8 x i8 -> i32 16x16x32 (bytes packed 4 to an i32 word). The feature,
 // chromium-experimental-subgroup-matrix, is offered only behind Dawn's allow_unsafe_apis toggle, which
-// the WebGPU worker does not enable. On the GPU machine, from a checkout carrying gpu-bundle/:
+// the WebGPU worker does not enable. Each multiply is compiled twice, with the majorness as a template
+// argument and as a boolean argument (the form Tint deprecated and warns about), and Tint's messages
+// are printed: sdpa_flash_coopmat.wgsl uses the first form, q8ta_linear_coopmat.wgsl the second (see
+// there why). On the GPU machine, from a checkout carrying gpu-bundle/:
 //   bash gpu-bundle/run.sh sh -c '"$TOUCHSTONE_NODE" ci/gpu/dawn_subgroup_matrix_probe.mjs'
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -29,7 +32,7 @@ const device = await adapter.requestDevice({ requiredFeatures: [feature, 'shader
 async function multiply(code, A, B, expected) {
   device.pushErrorScope('validation');
   const module = device.createShaderModule({ code });
-  for (const m of (await module.getCompilationInfo()).messages) if (m.type === 'error') console.log('  wgsl:', m.lineNum, m.message);
+  for (const m of (await module.getCompilationInfo()).messages) console.log(`  wgsl ${m.type}:`, m.lineNum, m.message);
   const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
   const error = await device.popErrorScope();
   if (error) return `pipeline: ${error.message}`;
@@ -59,17 +62,25 @@ async function multiply(code, A, B, expected) {
   return `${expected.filter((v, i) => v !== got[i]).length} of 256 elements wrong`;
 }
 
-const kernel = (elem, acc, store, k) => `enable f16;
+// Row-major operands and result; `form` puts the majorness in the template ('template') or passes it
+// as the boolean argument ('argument').
+const kernel = (elem, acc, store, k, form) => {
+  const t = form === 'template';
+  const load = (type, ptr, stride) =>
+    t ? `subgroupMatrixLoad<${type}, row_major>(${ptr}, 0, ${stride})` : `subgroupMatrixLoad<${type}>(${ptr}, 0, false, ${stride})`;
+  const product = `subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<${acc}, 16, 16>())`;
+  return `enable f16;
 enable chromium_experimental_subgroup_matrix;
 @group(0) @binding(0) var<storage, read> a : array<${store}>;
 @group(0) @binding(1) var<storage, read> b : array<${store}>;
 @group(0) @binding(2) var<storage, read_write> c : array<${acc}>;
 @compute @workgroup_size(32)
 fn main() {
-  let l = subgroupMatrixLoad<subgroup_matrix_left<${elem}, ${k}, 16>>(&a, 0, false, ${k});
-  let r = subgroupMatrixLoad<subgroup_matrix_right<${elem}, 16, ${k}>>(&b, 0, false, 16);
-  subgroupMatrixStore(&c, 0, subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<${acc}, 16, 16>()), false, 16);
+  let l = ${load(`subgroup_matrix_left<${elem}, ${k}, 16>`, '&a', k)};
+  let r = ${load(`subgroup_matrix_right<${elem}, 16, ${k}>`, '&b', 16)};
+  ${t ? `subgroupMatrixStore<row_major>(&c, 0, ${product}, 16)` : `subgroupMatrixStore(&c, 0, ${product}, false, 16)`};
 }`;
+};
 const product = (A, B, K, out) => {
   for (let i = 0; i < 16; ++i)
     for (let j = 0; j < 16; ++j) for (let k = 0; k < K; ++k) out[i * 16 + j] += A(i * K + k) * B(k * 16 + j);
@@ -84,8 +95,10 @@ const half = (x) => {  // a small integer's float16 bits
 };
 const av = (i) => (i % 7) - 3, bv = (i) => (i % 5) - 2;
 const A16 = Uint16Array.from({ length: 256 }, (_, i) => half(av(i))), B16 = Uint16Array.from({ length: 256 }, (_, i) => half(bv(i)));
-console.log('f16 x f16 -> f32 16x16x16:', await multiply(kernel('f16', 'f32', 'f16', 16), A16, B16, product(av, bv, 16, new Float32Array(256))));
+for (const form of ['template', 'argument'])
+  console.log(`f16 x f16 -> f32 16x16x16 (majorness as ${form}):`, await multiply(kernel('f16', 'f32', 'f16', 16, form), A16, B16, product(av, bv, 16, new Float32Array(256))));
 const A8 = Int8Array.from({ length: 512 }, (_, i) => ((i * 37) % 255) - 127), B8 = Int8Array.from({ length: 512 }, (_, i) => ((i * 91) % 251) - 125);
-console.log('i8 x i8 -> i32 16x16x32:', await multiply(kernel('i8', 'i32', 'i32', 32), A8, B8, product((i) => A8[i], (i) => B8[i], 32, new Int32Array(256))));
+for (const form of ['template', 'argument'])
+  console.log(`i8 x i8 -> i32 16x16x32 (majorness as ${form}):`, await multiply(kernel('i8', 'i32', 'i32', 32, form), A8, B8, product((i) => A8[i], (i) => B8[i], 32, new Int32Array(256))));
 device.destroy();
 process.exit(0);

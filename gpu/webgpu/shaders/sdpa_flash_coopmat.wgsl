@@ -101,10 +101,10 @@ fn put(values: bool) {
 fn scores(qa: ptr<function, array<Left, DB>>, cw: u32, sbase: u32) {
   var sc = Acc();
   for (var kk = 0u; kk < DB; kk++) {
-    let kb = subgroupMatrixLoad<Right>(&hsm, cw * DP + 16u * kk, true, DP);
+    let kb = subgroupMatrixLoad<Right, col_major>(&hsm, cw * DP + 16u * kk, DP);
     sc = subgroupMatrixMultiplyAccumulate((*qa)[kk], kb, sc);
   }
-  subgroupMatrixStore(&fsm, sbase, sc, false, SS);
+  subgroupMatrixStore<row_major>(&fsm, sbase, sc, SS);
 }
 
 // The power of two that takes sums made against reference R to reference Rn >= R: exact, 0 past 2^-126
@@ -142,7 +142,7 @@ fn attend(r0: u32, w: u32, lane: u32) {
   }
   workgroupBarrier();
   var qa : array<Left, DB>;
-  for (var kk = 0u; kk < DB; kk++) { qa[kk] = subgroupMatrixLoad<Left>(&hsm, (16u * strip) * DP + 16u * kk, false, DP); }
+  for (var kk = 0u; kk < DB; kk++) { qa[kk] = subgroupMatrixLoad<Left, row_major>(&hsm, (16u * strip) * DP + 16u * kk, DP); }
 
   // This lane's row of the subgroup's strip and its half of the subgroup's 16 keys of a tile.
   let rr = lane >> 1u;
@@ -191,10 +191,10 @@ fn attend(r0: u32, w: u32, lane: u32) {
       hsm[LOFF + wat + k] = f16(wt - h);
     }
     workgroupBarrier();
-    let ph = subgroupMatrixLoad<Left>(&hsm, HOFF + w * 16u * WS, false, WS);
-    let pl = subgroupMatrixLoad<Left>(&hsm, LOFF + w * 16u * WS, false, WS);
+    let ph = subgroupMatrixLoad<Left, row_major>(&hsm, HOFF + w * 16u * WS, WS);
+    let pl = subgroupMatrixLoad<Left, row_major>(&hsm, LOFF + w * 16u * WS, WS);
     for (var dn = 0u; dn < DB; dn++) {
-      let vb = subgroupMatrixLoad<Right>(&hsm, VOFF + cw * DP + 16u * dn, false, DP);
+      let vb = subgroupMatrixLoad<Right, row_major>(&hsm, VOFF + cw * DP + 16u * dn, DP);
       o[dn] = subgroupMatrixMultiplyAccumulate(ph, vb, o[dn]);
       o[dn] = subgroupMatrixMultiplyAccumulate(pl, vb, o[dn]);
     }
@@ -221,7 +221,7 @@ fn attend(r0: u32, w: u32, lane: u32) {
   let row = ((r / G) * pc.Hq + kvh * G + r % G) * 4u * pc.D4;
   for (var dn = 0u; dn < DB; dn++) {
     workgroupBarrier();  // every lane is done with the block before
-    subgroupMatrixStore(&fsm, sbase, o[dn], false, SS);
+    subgroupMatrixStore<row_major>(&fsm, sbase, o[dn], SS);
     workgroupBarrier();
     let d = 16u * dn + col;
     if (r < rows && d < 4u * pc.D4) {
