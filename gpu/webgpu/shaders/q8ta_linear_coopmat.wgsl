@@ -110,7 +110,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       // Offsets and strides in bytes: the matrices' elements (i8), 4 to a word of sbuf. The majorness
       // stays the boolean argument, which Tint warns is deprecated: in the bundled Dawn the template
       // form (sdpa_flash_coopmat's) gives wrong products here, whichever of these loads and the
-      // stores take it, with offsets in bytes or in words (PERFORMANCE.md, nineteenth session).
+      // stores take it, with offsets in bytes or in words (PERFORMANCE.md, "the majorness as a
+      // template argument").
       let x0 = subgroupMatrixLoad<Left>(&sbuf, sm * RB + kk, false, RB);
       let w0 = subgroupMatrixLoad<Right>(&sbuf, 4u * XW + sn * RB + kk, true, RB);
       a00 = subgroupMatrixMultiplyAccumulate(x0, w0, a00);
