@@ -23,8 +23,9 @@ Command add_bench_command(CLI::App& app) {
                     "run, GFLOP/s or GOP/s where the operator has an operation model, and the speedup of each "
                     "implementation (impl=) over the first. Without case ids it runs the named suite (production "
                     "sizes of the operators: decode and prefill, GEMV and GEMM, ...) with every implementation each "
-                    "operator declares. It times Touchstone's kernels on vulkan and webgpu (the default); a foreign backend (ggml-vulkan, "
-                    "ort-webgpu) runs a library's kernels in a worker and is a usage error here. Every case is judged against the reference first, as check does: one that "
+                    "operator declares. It times Touchstone's kernels on vulkan and webgpu (the default); a "
+                    "foreign backend (ggml-vulkan, ort-webgpu) runs a library's kernels in a worker and is a "
+                    "usage error here. Every case is judged against the reference first, as check does: one that "
                     "is not PASS is shown with its verdict and never timed. Exit 0 when every case passed and was "
                     "timed, 1 otherwise, 2 usage or set-up error"));
   bench->add_option("CASE_IDS", a->ids, "cases to time instead of the suite (without impl=: every implementation)")
@@ -49,8 +50,8 @@ Command add_bench_command(CLI::App& app) {
                 "around each interval (WebGPU: Dawn's pass timestamps) is shared N ways; the copy ceiling is "
                 "timed the same way");
   flag_option(bench, "--cold", a->cold,
-              "before each timed interval the device overwrites 256 MiB elsewhere (untimed; at most one binding's "
-              "size), so that no interval finds the case's tensors in the GPU's caches; without it, "
+              "before each timed interval the device overwrites 256 MiB elsewhere (untimed; at most one "
+              "binding's size), so that no interval finds the case's tensors in the GPU's caches; without it, "
               "repetitions follow each other and a working set that fits the last-level cache (the H100's "
               "50 MB) is partly read from there. The overwritten lines' write-back may fall in an interval: "
               "a cold time errs on the slow side, as a kernel in a model meets its predecessor's. The copy "

@@ -257,7 +257,6 @@ VkResult Submission::submit_timed(const std::vector<Step>& steps, uint32_t reps,
   const Adapter& a = dev_.adapter;
   if (!a.timestamp_bits)
     throw Unsupported("", cat("vulkan: ", a.props.deviceName, "'s compute queue has no timestamps (timestampValidBits = 0)"));
-  untimed = std::min<uint32_t>(untimed, uint32_t(steps.size()));
   if (queries_ && query_capacity_ < 2 * reps) {
     dev_.fn.vkDestroyQueryPool(dev_.handle, queries_, nullptr);
     queries_ = VK_NULL_HANDLE;

@@ -49,8 +49,8 @@ class Submission {
   // Timing (GpuBackend::time_plan), once submit()'s run has finished: records `reps` repetitions
   // of the steps alone, each between two timestamps and after a barrier on the previous one's
   // writes, and submits them. Throws Unsupported on a queue without timestamps.
-  // The first `untimed` steps (TimingBudget::untimed) run before each repetition's barrier, outside
-  // its stamps, which wait for them.
+  // The first `untimed` steps (TimingBudget::untimed, at most steps.size()) run before each
+  // repetition's barrier, outside its stamps, which wait for them.
   VkResult submit_timed(const std::vector<Step>& steps, uint32_t reps, uint32_t stream = 1, uint32_t untimed = 0);
   // The device seconds of each repetition of the last submit_timed(), once it finished.
   std::vector<double> timed_seconds(uint32_t reps) const;

@@ -363,11 +363,11 @@ struct VulkanBackend::State {
     run(plan, buffers, dtype, wg, allocations, dispatches,
         [&](std::unique_ptr<vk::Submission>& work, const std::vector<vk::Step>& steps,
             const std::shared_ptr<vk::Gpu>& g) {
-          const size_t untimed = std::min<size_t>(budget.untimed, steps.size());
+          const uint32_t untimed = std::min<uint32_t>(budget.untimed, uint32_t(steps.size()));
           for (size_t i = untimed; i < steps.size(); ++i)
             if (!steps[i].pipeline->stats.empty()) kernels.push_back({steps[i].kernel, steps[i].pipeline->stats});
           auto batch = [&](uint32_t reps) {
-            VkResult r = work->submit_timed(steps, reps, budget.stream, budget.untimed);
+            VkResult r = work->submit_timed(steps, reps, budget.stream, untimed);
             dispatches += uint64_t(reps) * (budget.stream * (steps.size() - untimed) + untimed);
             await(r, work, plan, steps, g);
             return work->timed_seconds(reps);

@@ -380,9 +380,9 @@ function submit(device, head, shaders, bytes, made, kept = {}) {
 }
 
 // The dispatch chain that submit() recorded, again: each repetition one compute pass with a
-// timestamp at its beginning and end (after the chain's untimed dispatches, below), a batch of them per submission (TIMING_BATCH_MAX at most),
-// after `warmup` untimed ones, until minReps ran and maxMs passed, or maxReps ran. Returns the
-// seconds of each timed repetition as float64s.
+// timestamp at its beginning and end (after the chain's untimed dispatches, below), a batch of them
+// per submission (TIMING_BATCH_MAX at most), after `warmup` untimed ones, until minReps ran and maxMs
+// passed, or maxReps ran. Returns the seconds of each timed repetition as float64s.
 async function timeChain(device, chain, timing, made) {
   if (!device.features.has('timestamp-query'))
     throw new Error('webgpu: the adapter does not offer timestamp-query, which timing needs');
