@@ -1,11 +1,12 @@
 // What Dawn (npm webgpu, the WebGPU backend's) offers of subgroup matrices (WGSL's cooperative matrices)
-// on this machine's GPU, and whether its two multiplies the tensor-core kernels would need are exact:
-// f16 x f16 -> f32 16x16x16 and i8 x i8 -> i32 16x16x32 (bytes packed 4 to an i32 word). The feature,
-// chromium-experimental-subgroup-matrix, is offered only behind Dawn's allow_unsafe_apis toggle, which
-// the WebGPU worker does not enable. Each multiply is compiled twice, with the majorness as a template
-// argument and as a boolean argument (the form Tint deprecated and warns about), and Tint's messages
-// are printed: sdpa_flash_coopmat.wgsl uses the first form, q8ta_linear_coopmat.wgsl the second (see
-// there why). On the GPU machine, from a checkout carrying gpu-bundle/:
+// on this machine's GPU, and whether the two multiplies the tensor-core kernels use are exact: f16 x
+// f16 -> f32 16x16x16 and i8 x i8 -> i32 16x16x32 (bytes packed 4 to an i32 word). The feature,
+// chromium-experimental-subgroup-matrix, is offered only behind Dawn's allow_unsafe_apis toggle (the
+// WebGPU worker's flags). Each multiply is compiled with the majorness as a template argument (the
+// kernels' form) and as a boolean argument (the form Tint deprecated and warns about), and Tint's
+// messages are printed. The int8 operands are then loaded as q8ta_linear_coopmat.wgsl stages them,
+// from one i32 array at offsets: the two forms count offsets and strides in different units. On the
+// GPU machine, from a checkout carrying gpu-bundle/:
 //   bash gpu-bundle/run.sh sh -c '"$TOUCHSTONE_NODE" ci/gpu/dawn_subgroup_matrix_probe.mjs'
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -42,8 +43,9 @@ async function multiply(code, A, B, expected) {
     b.unmap();
     return b;
   };
-  const c = device.createBuffer({ size: 1024, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
-  const read = device.createBuffer({ size: 1024, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const size = Math.max(1024, expected.byteLength);
+  const c = device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+  const read = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   const group = device.createBindGroup({
     layout: pipeline.getBindGroupLayout(0),
     entries: [upload(A), upload(B), c].map((buffer, binding) => ({ binding, resource: { buffer } })),
@@ -54,20 +56,21 @@ async function multiply(code, A, B, expected) {
   pass.setBindGroup(0, group);
   pass.dispatchWorkgroups(1);
   pass.end();
-  enc.copyBufferToBuffer(c, 0, read, 0, 1024);
+  enc.copyBufferToBuffer(c, 0, read, 0, size);
   device.queue.submit([enc.finish()]);
   await read.mapAsync(GPUMapMode.READ);
   const got = new expected.constructor(read.getMappedRange().slice(0));
   read.unmap();
-  return `${expected.filter((v, i) => v !== got[i]).length} of 256 elements wrong`;
+  return `${expected.filter((v, i) => v !== got[i]).length} of ${expected.length} elements wrong`;
 }
 
 // Row-major operands and result; `form` puts the majorness in the template ('template') or passes it
-// as the boolean argument ('argument').
-const kernel = (elem, acc, store, k, form) => {
+// as the boolean argument ('argument'). A stride counts the matrix's elements in the boolean form and
+// the array's in the template form: `per` matrix elements to an array element.
+const kernel = (elem, acc, store, k, form, per = 1) => {
   const t = form === 'template';
   const load = (type, ptr, stride) =>
-    t ? `subgroupMatrixLoad<${type}, row_major>(${ptr}, 0, ${stride})` : `subgroupMatrixLoad<${type}>(${ptr}, 0, false, ${stride})`;
+    t ? `subgroupMatrixLoad<${type}, row_major>(${ptr}, 0, ${stride / per})` : `subgroupMatrixLoad<${type}>(${ptr}, 0, false, ${stride})`;
   const product = `subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<${acc}, 16, 16>())`;
   return `enable f16;
 enable chromium_experimental_subgroup_matrix;
@@ -99,6 +102,51 @@ for (const form of ['template', 'argument'])
   console.log(`f16 x f16 -> f32 16x16x16 (majorness as ${form}):`, await multiply(kernel('f16', 'f32', 'f16', 16, form), A16, B16, product(av, bv, 16, new Float32Array(256))));
 const A8 = Int8Array.from({ length: 512 }, (_, i) => ((i * 37) % 255) - 127), B8 = Int8Array.from({ length: 512 }, (_, i) => ((i * 91) % 251) - 125);
 for (const form of ['template', 'argument'])
-  console.log(`i8 x i8 -> i32 16x16x32 (majorness as ${form}):`, await multiply(kernel('i8', 'i32', 'i32', 32, form), A8, B8, product((i) => A8[i], (i) => B8[i], 32, new Int32Array(256))));
+  console.log(`i8 x i8 -> i32 16x16x32 (majorness as ${form}):`, await multiply(kernel('i8', 'i32', 'i32', 32, form, 4), A8, B8, product((i) => A8[i], (i) => B8[i], 32, new Int32Array(256))));
+
+// The int8 multiply as q8ta_linear_coopmat.wgsl stages it: the operands in one i32 array (storage or
+// workgroup), left rows [m][k] at byte offset oa, right either [n][k] (col_major) or [k][n]
+// (row_major) at byte offset ob, the result stored at word offset 4. The boolean form is given the
+// offsets and strides in bytes (the matrices' i8 elements), the template form in bytes and in words
+// (the array's elements): in the bundled Dawn the template form counts words, and Tint's validation
+// of a workgroup array says so ("the pointer operand ... is too small").
+const layoutKernel = (space, rightMajor, oa, ob, sa, sb, form) => {
+  const t = form === 'template';
+  const ptr = space === 'workgroup' ? '&w' : '&a';
+  const major = (m) => (t ? `, ${m}` : '');
+  const flag = (m) => (t ? '' : `${m === 'col_major'}, `);
+  return `enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read> a : array<i32>;
+@group(0) @binding(1) var<storage, read> unused : array<i32>;
+@group(0) @binding(2) var<storage, read_write> c : array<i32>;
+var<workgroup> w : array<i32, 512>;
+@compute @workgroup_size(32)
+fn main(@builtin(local_invocation_index) li: u32) {
+  _ = unused[0];
+  for (var i = li; i < 512u; i += 32u) { w[i] = a[i]; }
+  workgroupBarrier();
+  let l = subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>${major('row_major')}>(${ptr}, ${oa}u, ${flag('row_major')}${sa}u);
+  let r = subgroupMatrixLoad<subgroup_matrix_right<i8, 16, 32>${major(rightMajor)}>(${ptr}, ${ob}u, ${flag(rightMajor)}${sb}u);
+  let p = subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<i32, 16, 16>());
+  ${t ? `subgroupMatrixStore<row_major>(&c, 4u, p, 16u)` : `subgroupMatrixStore(&c, 4u, p, false, 16u)`};
+}`;
+};
+const bytes = Int8Array.from({ length: 2048 }, (_, i) => ((i * 53) % 241) - 120);
+for (const space of ['storage', 'workgroup'])
+  for (const rightMajor of ['col_major', 'row_major'])
+    for (const [oa, ob, sa, sb] of [[0, 1024, 32, rightMajor === 'col_major' ? 32 : 16], [144, 1024, 48, rightMajor === 'col_major' ? 48 : 32]]) {
+      const A = (i) => bytes[oa + Math.floor(i / 32) * sa + (i % 32)];
+      const B = (i) => {  // element (k, n) of the right operand, i = k * 16 + n
+        const k = Math.floor(i / 16), n = i % 16;
+        return bytes[ob + (rightMajor === 'col_major' ? n * sb + k : k * sb + n)];
+      };
+      const want = new Int32Array(260);
+      want.set(product(A, B, 32, new Int32Array(256)), 4);
+      const got = [];
+      for (const form of ['template', 'argument'])
+        got.push(`${form}: ${await multiply(layoutKernel(space, rightMajor, oa, ob, sa, sb, form), bytes, new Int8Array(4), want)}`);
+      got.push(`template in words: ${await multiply(layoutKernel(space, rightMajor, oa / 4, ob / 4, sa / 4, sb / 4, 'template'), bytes, new Int8Array(4), want)}`);
+      console.log(`i8 ${space}, right ${rightMajor}, offsets ${oa}/${ob}, strides ${sa}/${sb}:`, got.join('; '));
+    }
 device.destroy();
 process.exit(0);

@@ -107,17 +107,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
     for (var kk = 0u; kk < BK; kk += 32u) {
-      // Offsets and strides in bytes: the matrices' elements (i8), 4 to a word of sbuf. The majorness
-      // stays the boolean argument, which Tint warns is deprecated: in the bundled Dawn the template
-      // form (sdpa_flash_coopmat's) gives wrong products here, whichever of these loads and the
-      // stores take it, with offsets in bytes or in words (PERFORMANCE.md, "the majorness as a
-      // template argument").
-      let x0 = subgroupMatrixLoad<Left>(&sbuf, sm * RB + kk, false, RB);
-      let w0 = subgroupMatrixLoad<Right>(&sbuf, 4u * XW + sn * RB + kk, true, RB);
+      // Offsets and strides count sbuf's elements (i32 words, 4 i8 each), not the matrices' (the
+      // deprecated boolean-majorness form counted bytes): ci/gpu/dawn_subgroup_matrix_probe.mjs.
+      let x0 = subgroupMatrixLoad<Left, row_major>(&sbuf, sm * RW + kk / 4u, RW);
+      let w0 = subgroupMatrixLoad<Right, col_major>(&sbuf, XW + sn * RW + kk / 4u, RW);
       a00 = subgroupMatrixMultiplyAccumulate(x0, w0, a00);
       if (FM == 2u) {
-        let x1 = subgroupMatrixLoad<Left>(&sbuf, (sm + 16u) * RB + kk, false, RB);
-        let w1 = subgroupMatrixLoad<Right>(&sbuf, 4u * XW + (sn + 16u) * RB + kk, true, RB);
+        let x1 = subgroupMatrixLoad<Left, row_major>(&sbuf, (sm + 16u) * RW + kk / 4u, RW);
+        let w1 = subgroupMatrixLoad<Right, col_major>(&sbuf, XW + (sn + 16u) * RW + kk / 4u, RW);
         a01 = subgroupMatrixMultiplyAccumulate(x0, w1, a01);
         a10 = subgroupMatrixMultiplyAccumulate(x1, w0, a10);
         a11 = subgroupMatrixMultiplyAccumulate(x1, w1, a11);
@@ -126,11 +123,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   workgroupBarrier();              // every read of the last stage is done: the accumulators go over it
   atomicAdd(&swsum[fr], ws);
-  subgroupMatrixStore(&sbuf, sm * BT + sn, a00, false, BT);
+  subgroupMatrixStore<row_major>(&sbuf, sm * BT + sn, a00, BT);
   if (FM == 2u) {
-    subgroupMatrixStore(&sbuf, sm * BT + sn + 16u, a01, false, BT);
-    subgroupMatrixStore(&sbuf, (sm + 16u) * BT + sn, a10, false, BT);
-    subgroupMatrixStore(&sbuf, (sm + 16u) * BT + sn + 16u, a11, false, BT);
+    subgroupMatrixStore<row_major>(&sbuf, sm * BT + sn + 16u, a01, BT);
+    subgroupMatrixStore<row_major>(&sbuf, (sm + 16u) * BT + sn, a10, BT);
+    subgroupMatrixStore<row_major>(&sbuf, (sm + 16u) * BT + sn + 16u, a11, BT);
   }
   workgroupBarrier();
 
