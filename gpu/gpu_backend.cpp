@@ -472,10 +472,11 @@ RunOutput GpuBackend::run(const OpDef& op, const Problem& p) {
 }
 
 namespace {
-// A buffer of the device's own filling: `word` in every byte range, nothing crosses from the host.
+// A buffer of the device's own filling: `word` in every byte range, nothing crosses from the host
+// (HostBuffer::device_only).
 HostBuffer device_filled(const std::string& name, uint64_t bytes, uint32_t word) {
   const Physical ph = physical({int64_t(bytes / 4)}, DType::i32, Layout::buffer);
-  HostBuffer b{name, ph, DType::i32, 0, ph.bytes, false, std::vector<uint8_t>(ph.bytes)};
+  HostBuffer b{name, ph, DType::i32, 0, ph.bytes, false, {}};
   b.fills = {{0, ph.bytes, word}};
   return b;
 }

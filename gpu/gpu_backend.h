@@ -65,6 +65,11 @@ struct HostBuffer {
   std::vector<Fill> fills;  // ascending, disjoint; buffers only (never images)
   // The spans of `bytes` that are uploaded: everything outside `fills`, in order.
   std::vector<std::pair<size_t, size_t>> uploads() const;
+  // A buffer wholly of the device's filling that nothing reads back (bench's copy and scrub, up to
+  // a binding's limit): `bytes` is left empty, so that no host or staging memory of its size is
+  // taken, and the fills' end is its size.
+  bool device_only() const { return bytes.empty() && !fills.empty(); }
+  size_t device_bytes() const { return device_only() ? fills.back().offset + fills.back().size : bytes.size(); }
   // Scratch: the backend also returns the buffer as it was right after the first dispatch that
   // binds it (in `first_use`, same layout as `bytes`, and that dispatch's kernel in `first_kernel`).
   // Later dispatches may rewrite scratch in place (a softmax over scores), which would smear an unwritten

@@ -23,7 +23,7 @@ void record_dispatch(const Device& dev, VkCommandBuffer cmd, const Step& st, VkD
 // read a buffer's data as 4-lane texels, and an empty tensor still needs a buffer to bind.
 VkDeviceSize round16(VkDeviceSize n) { return (n + 15) & ~VkDeviceSize(15); }
 VkDeviceSize device_size(const HostBuffer& h) {
-  return h.image() ? VkDeviceSize(h.bytes.size()) : std::max<VkDeviceSize>(16, round16(h.bytes.size()));
+  return h.image() ? VkDeviceSize(h.bytes.size()) : std::max<VkDeviceSize>(16, round16(h.device_bytes()));
 }
 
 VkBufferImageCopy whole_image(const HostBuffer& h) {
@@ -78,7 +78,7 @@ void Submission::upload(const std::vector<HostBuffer>& host, std::atomic<uint64_
     Slot& s = slots_.back();
     if (h.image()) s.image = create_image(dev_, images_, h);
     else s.device = pool_.acquire(size, BufferPool::Role::device);
-    if (!s.device.mapped) s.staging = pool_.acquire(size, BufferPool::Role::staging);
+    if (!s.device.mapped && !h.device_only()) s.staging = pool_.acquire(size, BufferPool::Role::staging);
     if (h.snapshot) s.snapshot = pool_.acquire(size, BufferPool::Role::staging);
     auto* dst = static_cast<uint8_t*>(s.device.mapped ? s.device.mapped : s.staging.mapped);
     for (auto [at, n] : h.uploads()) std::memcpy(dst + at, h.bytes.data() + at, n);  // HostBuffer::fills: on the device

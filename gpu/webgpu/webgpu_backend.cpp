@@ -488,7 +488,7 @@ Frame WebGpuBackend::call(const std::vector<Dispatch>& plan, std::vector<HostBuf
       json init = json::array(), fill = json::array();
       for (auto [at, n] : b.uploads()) init.push_back(chunk(at, blob.add(std::span<const uint8_t>(b.bytes.data() + at, n))));
       for (const HostBuffer::Fill& f : b.fills) fill.push_back({f.offset, f.size, f.word});
-      head["buffers"].push_back({{"size", padded_size(b.bytes.size())}, {"init", std::move(init)}, {"fill", std::move(fill)},
+      head["buffers"].push_back({{"size", padded_size(b.device_bytes())}, {"init", std::move(init)}, {"fill", std::move(fill)},
                                  {"read", b.read_back}});
       continue;
     }
