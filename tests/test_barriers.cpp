@@ -231,7 +231,9 @@ TEST_P(Barriers, EveryBarrierIsNeededAndTheDefaultSweepShowsAMissingOne) {
   }
   std::printf("[ barrier  ] %d barriers checked on %s\n", checked, GetParam().c_str());
   // Skewed, a GPU without cooperative matrices has nothing of its own to check: lavapipe checks the rest.
-  if (!skewed) EXPECT_GT(checked, 0) << "no kernel of the default sweeps holds a barrier: the test checks nothing";
+  if (!skewed) {
+    EXPECT_GT(checked, 0) << "no kernel of the default sweeps holds a barrier: the test checks nothing";
+  }
 }
 
 // The skew itself breaks nothing: every kernel with a barrier, compiled with skew.glsl, passes the

@@ -131,7 +131,9 @@ TEST(Coopmat, KernelsRunOnlyInSubgroupsOfExactlyTheirSize) {
       const std::string gap = subgroup_gap(d, lim);
       EXPECT_NE(gap.find(least ? "exactly 32 invocations; the device's subgroups are " : "no subgroup shuffle"), std::string::npos)
           << k.kernel << " in subgroups of " << least << ".." << most << ": \"" << gap << "\"";
-      if (most > least) EXPECT_NE(gap.find(cat(least, " to ", most)), std::string::npos) << gap;
+      if (most > least) {
+        EXPECT_NE(gap.find(cat(least, " to ", most)), std::string::npos) << gap;
+      }
       d.whole_subgroups = false;  // shuffles alone run in any multiple of 32
       EXPECT_EQ(subgroup_gap(d, lim).empty(), least >= 32) << least << ".." << most;
       d.whole_subgroups = true;

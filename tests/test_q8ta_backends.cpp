@@ -136,7 +136,6 @@ struct Bug {
   std::string name, op, kernel;
   LangSplices splice;
 };
-void PrintTo(const Bug& b, std::ostream* os) { *os << b.name; }
 
 // An exact tie x.5 rounds away from zero; everything else is the shipped kernel. Only exact cases can
 // catch it: elsewhere q is within the bound of v, whose slack covers a tie's both neighbours.

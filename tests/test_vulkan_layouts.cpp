@@ -160,7 +160,9 @@ class VulkanLayouts : public ::testing::Test {
     b_->take_validation_messages();
   }
   void TearDown() override {
-    if (b_) EXPECT_EQ(b_->take_validation_messages(), std::vector<std::string>{});
+    if (b_) {
+      EXPECT_EQ(b_->take_validation_messages(), std::vector<std::string>{});
+    }
   }
   VulkanBackend& b() { return *b_; }
   uint32_t max_image_3d() {
