@@ -176,7 +176,7 @@ TEST_F(WebGpuLayouts, MixedLayoutsPassForEveryOperator) {
 // The same case gives the same output bits in every layout of every tensor: the kernels do the same
 // arithmetic, only the addressing differs. The first layout of each op runs after the others
 // again (buffer), so a program cache keyed on less than every tensor's layout would show here.
-TEST_F(WebGpuLayouts, RopeOutputsAreBitIdenticalInEveryLayout) {
+TEST_F(WebGpuLayouts, OutputsAreBitIdenticalInEveryLayout) {
   struct Op {
     std::string name, vars, mixed;
     std::vector<std::string> dtypes;
@@ -188,6 +188,8 @@ TEST_F(WebGpuLayouts, RopeOutputsAreBitIdenticalInEveryLayout) {
        {"float32", "bfloat16"}},
       {"rope_cis", "B=3,N=5,C=6,tables=random", "texture3d_h;freqs_cis=texture3d_w;out=buffer", {"float16"}},
       {"rope_matrix", "B=1,H=3,S=2,D=5,mode=dense", "buffer;m=texture3d_h;out=texture3d_c", {"float32"}},
+      // H % 4 == 0: in buffers the sums read whole texels, in textures element by element.
+      {"rms_norm", "B=2,S=3,H=24", "texture3d_c;weight=buffer;out=texture3d_h", {"float32", "bfloat16"}},
   };
   for (const Op& op : ops)
     for (const std::string& dtype : op.dtypes) {

@@ -83,9 +83,9 @@ Tolerance tolerance(const Problem& p) {
   return derived_tolerance(p.dtype, {{"out", std::move(bound)}});
 }
 
-// The kernels' order: invocation l of a row sums h = l, l + kRowWg, ... (the texel path's dot
-// products group four consecutive h: another order, which the bound covers alike), the parts as a
-// tree; inversesqrt pushed 2 ulp.
+// The kernels' order, the same in every layout: invocation l of a row sums the groups of four h
+// 4k .. 4k+3 for k = l, l + kRowWg, ..., one square at a time in h order, the parts as a tree;
+// inversesqrt pushed 2 ulp.
 Floats emulate(const Problem& p, const Floats& in, bool up) {
   const Dims d = dims(p);
   const std::vector<float> &x = in.at("x"), &w = in.at("weight");
@@ -95,7 +95,7 @@ Floats emulate(const Problem& p, const Floats& in, bool up) {
     std::vector<float> part(kRowWg, 0.0f);
     for (int64_t h = 0; h < d.H; ++h) {
       const float v = x[size_t(r * d.H + h)];
-      part[size_t(h % kRowWg)] += v * v;
+      part[size_t(h / 4 % kRowWg)] += v * v;
     }
     for (uint32_t k = kRowWg / 2; k > 0; k /= 2)
       for (uint32_t l = 0; l < k; ++l) part[l] += part[l + k];

@@ -3,8 +3,10 @@
 //   out[r,h]  = (x[r,h] * rstd[r]) * weight[h]
 // float32 arithmetic; inv_h is 1/H rounded once on the host (a division would cost 2.5 ulp).
 // PASS 1 and 2: a workgroup of WGR (the plan's) invocations per row; invocation l sums the squares
-// of h = l, l + WGR, ... (whole texels where x is a buffer and H % 4 == 0), the parts added as a tree
-// in shared memory; rstd[r] stored. PASS 2 then stores the row's texels itself: the plan takes it
+// of the groups of four h = 4k .. 4k+3 for k = l, l + WGR, ... (one texel each where x is a buffer
+// and H % 4 == 0), one square at a time in h order in every layout, uncontracted (precise), so that
+// a layout changes the addressing and never the bits; the parts added as a tree in shared memory;
+// rstd[r] stored. PASS 2 then stores the row's texels itself: the plan takes it
 // where every texel of x and out lies in one row (a buffer with H % 4 == 0, texture3d_w). PASS 0:
 // one invocation per output texel, any layouts (gpu/ACCESSORS.md), after PASS 1: a texel of
 // texture3d_h or _c spans 4 rows.
@@ -37,17 +39,21 @@ shared float red[WGR];
 // rstd of row r, returned to every invocation of its workgroup.
 float row_rstd(uint r, uint l) {
   uint base = r * pc.H;
-  float ss = 0.0;
+  precise float ss = 0.0;
   if (x_is_buffer && (pc.H & 3u) == 0u) {
     for (uint k = l; 4u * k < pc.H; k += WGR) {
       vec4 v = x_texel(base / 4u + k);
-      ss += dot(v, v);
+      ss += v.x * v.x;
+      ss += v.y * v.y;
+      ss += v.z * v.z;
+      ss += v.w * v.w;
     }
   } else {
-    for (uint h = l; h < pc.H; h += WGR) {
-      float v = x_at(base + h);
-      ss += v * v;
-    }
+    for (uint k = l; 4u * k < pc.H; k += WGR)
+      for (uint h = 4u * k; h < min(4u * k + 4u, pc.H); ++h) {
+        float v = x_at(base + h);
+        ss += v * v;
+      }
   }
   red[l] = ss;
   barrier();

@@ -2,9 +2,9 @@
 // gpu/vulkan/shaders/rms_norm.comp, which states them:
 //   rstd[r]   = inverseSqrt(sum_h x[r,h]^2 * inv_h + eps)
 //   out[r,h]  = (x[r,h] * rstd[r]) * weight[h]
-// PASS 1: rstd, a workgroup of WGR invocations a row (squares summed per invocation, then as a tree
-// in workgroup memory); PASS 2: rstd and the row's texels (rows in whole texels); PASS 0: one
-// invocation per output texel, any layouts, after PASS 1.
+// PASS 1: rstd, a workgroup of WGR invocations a row (squares summed per invocation, groups of four
+// h in h order in every layout, then as a tree in workgroup memory); PASS 2: rstd and the row's
+// texels (rows in whole texels); PASS 0: one invocation per output texel, any layouts, after PASS 1.
 TS_INPUT(x, 0)
 TS_INPUT(weight, 1)
 TS_OUTPUT(out_, 2)
@@ -39,12 +39,17 @@ fn row_rstd(r: u32, l: u32) -> f32 {
   if (x_is_buffer && pc.H % 4u == 0u) {
     for (var k = l; 4u * k < pc.H; k += WGR) {
       let v = x_texel(base / 4u + k);
-      ss += dot(v, v);
+      ss += v.x * v.x;
+      ss += v.y * v.y;
+      ss += v.z * v.z;
+      ss += v.w * v.w;
     }
   } else {
-    for (var h = l; h < pc.H; h += WGR) {
-      let v = x_at(base + h);
-      ss += v * v;
+    for (var k = l; 4u * k < pc.H; k += WGR) {
+      for (var h = 4u * k; h < min(4u * k + 4u, pc.H); h++) {
+        let v = x_at(base + h);
+        ss += v * v;
+      }
     }
   }
   red[l] = ss;
