@@ -26,6 +26,7 @@
 
 #include "gpu/kernel_source.h"
 #include "gpu/plans/registry.h"
+#include "tests/backend_fixture.h"
 #include "tools/help_examples.h"
 #include "tools/junit.h"
 
@@ -457,6 +458,7 @@ TEST(Cli, ADeviceProfileIsCheckedBeforeTheSweep) {
 // The device this suite runs on has what its committed profile says (else CI's check.sh fails at
 // open), on every backend that runs here.
 TEST(Cli, TheLavapipeProfileHoldsOnThisMachine) {
+  TS_LAVAPIPE_ONLY("the profile names llvmpipe's subgroup size");
   Exit r = touchstone({"check", "--op", "rope_half", "--dtype", "float16", "--cases", "3", "--quiet", "--expect", "lavapipe"});
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("expect: device profile lavapipe (ci/profiles/lavapipe.json (built in))"), std::string::npos) << r.out;
@@ -469,6 +471,7 @@ TEST(Cli, TheLavapipeProfileHoldsOnThisMachine) {
 // UNEXPECTED_UNSUPPORTED and fail it. (lavapipe's own profile also names the subgroup size, so it
 // refuses this device at open.)
 TEST(Cli, AnUnsupportedCaseForACapabilityTheProfileRequiresFailsTheGate) {
+  TS_LAVAPIPE_ONLY("LP_NATIVE_VECTOR_WIDTH narrows llvmpipe's subgroups");
   const std::string dir = temp_dir("unexpected");
   {
     std::ofstream(dir + "/subgroups.json")
