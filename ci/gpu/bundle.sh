@@ -53,5 +53,6 @@ if [ "$foreign" = 0 ]; then
   tar -C gpu/webgpu/node_modules -cf - --exclude='webgpu/dist/[dw]*' --exclude='webgpu/dist/linux-arm64' webgpu \
     | xz -T2 -6 > "$out/webgpu/webgpu.tar.xz"
 fi
-cp ci/gpu/run.sh ci/gpu/check.sh "$out/"
+cp ci/gpu/run.sh ci/gpu/check.sh ci/gpu/suite.sh "$out/"
+pwd > "$out/source_dir"  # suite.sh: the tests look for the sources and build/ here
 du -sh "$out"
