@@ -10,8 +10,8 @@
 #include <sys/wait.h>
 
 #include "core/runner.h"
-#include "tests/backend_fixture.h"
 #include "gpu/plans/registry.h"
+#include "tests/backend_fixture.h"
 #include "tools/backends.h"
 
 namespace ts {

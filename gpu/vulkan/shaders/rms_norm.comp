@@ -6,10 +6,10 @@
 // of the groups of four h = 4k .. 4k+3 for k = l, l + WGR, ... (one texel each where x is a buffer
 // and H % 4 == 0), one square at a time in h order in every layout, uncontracted (precise), so that
 // a layout changes the addressing and never the bits; the parts added as a tree in shared memory;
-// rstd[r] stored. PASS 2 then stores the row's texels itself: the plan takes it
-// where every texel of x and out lies in one row (a buffer with H % 4 == 0, texture3d_w). PASS 0:
-// one invocation per output texel, any layouts (gpu/ACCESSORS.md), after PASS 1: a texel of
-// texture3d_h or _c spans 4 rows.
+// rstd[r] stored. PASS 2 then stores the row's texels itself: the plan takes it where every texel
+// of x and out lies in one row (a buffer with H % 4 == 0, texture3d_w). PASS 0: one invocation per
+// output texel, any layouts (gpu/ACCESSORS.md), after PASS 1: a texel of texture3d_h or _c spans 4
+// rows.
 TS_INPUT(x, 0)
 TS_INPUT(weight, 1)
 TS_OUTPUT(out, 2)
