@@ -64,24 +64,32 @@ async function multiply(code, A, B, expected) {
   return `${expected.filter((v, i) => v !== got[i]).length} of ${expected.length} elements wrong`;
 }
 
-// Row-major operands and result; `form` puts the majorness in the template ('template') or passes it
-// as the boolean argument ('argument'). A stride counts the matrix's elements in the boolean form and
-// the array's in the template form: `per` matrix elements to an array element.
-const kernel = (elem, acc, store, k, form, per = 1) => {
-  const t = form === 'template';
-  const load = (type, ptr, stride) =>
-    t ? `subgroupMatrixLoad<${type}, row_major>(${ptr}, 0, ${stride / per})` : `subgroupMatrixLoad<${type}>(${ptr}, 0, false, ${stride})`;
+// A load or store of a subgroup matrix; `form` puts the majorness in the template ('template') or
+// passes it as the boolean argument ('argument', the deprecated form).
+const load = (form, type, ptr, offset, major, stride) =>
+  form === 'template'
+    ? `subgroupMatrixLoad<${type}, ${major}>(${ptr}, ${offset}u, ${stride}u)`
+    : `subgroupMatrixLoad<${type}>(${ptr}, ${offset}u, ${major === 'col_major'}, ${stride}u)`;
+const store = (form, ptr, offset, m, stride) =>
+  form === 'template'
+    ? `subgroupMatrixStore<row_major>(${ptr}, ${offset}u, ${m}, ${stride}u)`
+    : `subgroupMatrixStore(${ptr}, ${offset}u, ${m}, false, ${stride}u)`;
+
+// Row-major operands and result. A stride counts the matrix's elements in the boolean form and the
+// array's in the template form: `per` matrix elements to an array element.
+const kernel = (elem, acc, arr, k, form, per = 1) => {
+  const stride = (n) => (form === 'template' ? n / per : n);
   const product = `subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<${acc}, 16, 16>())`;
   return `enable f16;
 enable chromium_experimental_subgroup_matrix;
-@group(0) @binding(0) var<storage, read> a : array<${store}>;
-@group(0) @binding(1) var<storage, read> b : array<${store}>;
+@group(0) @binding(0) var<storage, read> a : array<${arr}>;
+@group(0) @binding(1) var<storage, read> b : array<${arr}>;
 @group(0) @binding(2) var<storage, read_write> c : array<${acc}>;
 @compute @workgroup_size(32)
 fn main() {
-  let l = ${load(`subgroup_matrix_left<${elem}, ${k}, 16>`, '&a', k)};
-  let r = ${load(`subgroup_matrix_right<${elem}, 16, ${k}>`, '&b', 16)};
-  ${t ? `subgroupMatrixStore<row_major>(&c, 0, ${product}, 16)` : `subgroupMatrixStore(&c, 0, ${product}, false, 16)`};
+  let l = ${load(form, `subgroup_matrix_left<${elem}, ${k}, 16>`, '&a', 0, 'row_major', stride(k))};
+  let r = ${load(form, `subgroup_matrix_right<${elem}, 16, ${k}>`, '&b', 0, 'row_major', stride(16))};
+  ${store(form, '&c', 0, product, 16)};
 }`;
 };
 const product = (A, B, K, out) => {
@@ -111,10 +119,7 @@ for (const form of ['template', 'argument'])
 // (the array's elements): in the bundled Dawn the template form counts words, and Tint's validation
 // of a workgroup array says so ("the pointer operand ... is too small").
 const layoutKernel = (space, rightMajor, oa, ob, sa, sb, form) => {
-  const t = form === 'template';
   const ptr = space === 'workgroup' ? '&w' : '&a';
-  const major = (m) => (t ? `, ${m}` : '');
-  const flag = (m) => (t ? '' : `${m === 'col_major'}, `);
   return `enable chromium_experimental_subgroup_matrix;
 @group(0) @binding(0) var<storage, read> a : array<i32>;
 @group(0) @binding(1) var<storage, read> unused : array<i32>;
@@ -125,10 +130,10 @@ fn main(@builtin(local_invocation_index) li: u32) {
   _ = unused[0];
   for (var i = li; i < 512u; i += 32u) { w[i] = a[i]; }
   workgroupBarrier();
-  let l = subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>${major('row_major')}>(${ptr}, ${oa}u, ${flag('row_major')}${sa}u);
-  let r = subgroupMatrixLoad<subgroup_matrix_right<i8, 16, 32>${major(rightMajor)}>(${ptr}, ${ob}u, ${flag(rightMajor)}${sb}u);
+  let l = ${load(form, 'subgroup_matrix_left<i8, 32, 16>', ptr, oa, 'row_major', sa)};
+  let r = ${load(form, 'subgroup_matrix_right<i8, 16, 32>', ptr, ob, rightMajor, sb)};
   let p = subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<i32, 16, 16>());
-  ${t ? `subgroupMatrixStore<row_major>(&c, 4u, p, 16u)` : `subgroupMatrixStore(&c, 4u, p, false, 16u)`};
+  ${store(form, '&c', 4, 'p', 16)};
 }`;
 };
 const bytes = Int8Array.from({ length: 2048 }, (_, i) => ((i * 53) % 241) - 120);
