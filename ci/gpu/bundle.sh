@@ -43,6 +43,13 @@ validation=vulkan-validationlayers
 [ "$foreign" != 0 ] && validation=  # room for the foreign libraries: no --validation on such a run
 (cd "$out/debs" && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 \
    $validation >/dev/null 2>&1)
+if [ "$foreign" = 0 ]; then
+  # The report tests' schema check (tests/report_check.py) for a python3 without jsonschema: Debian's
+  # pure-Python packages, unpacked by run.sh apart from the system (pyrsistent's C part is for
+  # Debian's Python and is skipped elsewhere; its Python part stands in).
+  mkdir -p "$out/pydebs"
+  (cd "$out/pydebs" && apt-get download python3-jsonschema python3-attr python3-pyrsistent >/dev/null 2>&1)
+fi
 # xz of node takes minutes on 2 cores: reuse it while node is unchanged.
 cache=/tmp/ts-node-$(node --version).xz
 [ -f "$cache" ] || xz -T2 -6 -c "$(command -v node)" > "$cache"

@@ -17,6 +17,11 @@ if [ -f "$here/webgpu/webgpu.tar.xz" ]; then
   export TOUCHSTONE_WEBGPU_DIR=/tmp/ts-webgpu
 fi
 export TOUCHSTONE_NODE=/tmp/ts-node/node
+# jsonschema for the report tests, only where python3 has none (bundle.sh): never over the system's.
+if [ -d "$here/pydebs" ] && ! python3 -c 'import jsonschema' 2>/dev/null; then
+  for d in "$here"/pydebs/*.deb; do dpkg -x "$d" /tmp/ts-py; done
+  export PYTHONPATH="/tmp/ts-py/usr/lib/python3/dist-packages${PYTHONPATH:+:$PYTHONPATH}"
+fi
 # The foreign backends (bundle.sh with TS_BUNDLE_FOREIGN=1): ggml's libraries beside its worker, ORT's
 # node_modules (its worker script is embedded in touchstone).
 if [ -d "$here/ggml" ]; then

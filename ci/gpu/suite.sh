@@ -4,8 +4,7 @@
 # seconds (default 520: a device run's limit is 600). The tests find the touchstone binary and the
 # sources at the paths they were built with, so this links those paths to the checkout. A shard's
 # log is /tmp/ts-shard-K.txt (copied into $OUT where that is set). Tests that hold only on lavapipe
-# skip, saying so; the report tests need python3's jsonschema, which ci/setup.sh installs here but
-# the GPU machine may lack.
+# skip, saying so; the report tests need python3's jsonschema, which run.sh brings where it lacks.
 #   bash gpu-bundle/run.sh bash gpu-bundle/suite.sh [gtest flags]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -62,7 +62,7 @@ std::vector<Dispatch> plan(const Problem& p) {
     auto tiles_of = [&](int64_t t) { return uint64_t((M + t - 1) / t) * uint64_t((N + t - 1) / t); };
     const int64_t tile = tiles_of(64) >= uint64_t(kCoopmatMinTiles) ? 64 : 32;
     const uint64_t tiles = tiles_of(tile);
-    d.defines.push_back(cat("BT=", tile, "u"));
+    d.defines.insert(d.defines.end(), {cat("NI=", kCoopmatThreads, "u"), cat("BT=", tile, "u")});
     d.workgroup = kCoopmatThreads;
     d.subgroup = kCoopmatSubgroup;
     d.whole_subgroups = true;  // its subgroups by id, each a cooperative matrix's

@@ -54,8 +54,8 @@ constexpr int64_t kDecodeOneWaveChunk = 192;  // the longest chunk a one-wave gr
 // impl=coopmat (flash attention on float16 tensor cores, sdpa_flash_coopmat.comp): a workgroup of 8
 // subgroups of 32 per kCoopmatRows query rows of one kv head, after sdpa_update_cache, or beside it
 // where it reads k and v themselves (coopmat_keys_from_kv).
-constexpr uint32_t kCoopmatWg = 256;      // = its WG
-constexpr uint64_t kCoopmatRows = 64;     // = its BR
+constexpr uint32_t kCoopmatWg = 256;      // its define NI
+constexpr uint64_t kCoopmatRows = 64;     // its define BR
 constexpr uint32_t kCoopmatSubgroup = 32;
 // Causal row tiles differ in work (tile i sees about i + 1 tiles of keys), so a grid of more row tiles
 // than the largest GPUs have multiprocessors (132) pairs them, a long and a short one a workgroup:
@@ -228,7 +228,8 @@ std::vector<Dispatch> plan(const Problem& p) {
     f.uniforms["scale_log2"] = coopmat_scale_log2(p);  // rounded to float32 once, as emulate() has it
     f.uniforms["rtiles"] = double(rtiles);
     f.uniforms["slots"] = double(slots);
-    f.defines.push_back(cat("DB=", div_up(D4, 4), "u"));  // 16-dim blocks of a head: unrolled loops
+    // The kernel's sizes are compile-time constants (its loops unroll over them); DB: 16-dim blocks of a head.
+    f.defines.insert(f.defines.end(), {cat("NI=", kCoopmatWg, "u"), cat("BR=", kCoopmatRows, "u"), cat("DB=", div_up(D4, 4), "u")});
     f.workgroup = kCoopmatWg;
     f.subgroup = kCoopmatSubgroup;
     f.whole_subgroups = true;  // 8 subgroups by id: two a strip of 16 rows

@@ -37,15 +37,13 @@ uint gemm_out_index(uint m, uint n) { return m * pc.N + n; }
 uvec2 gemm_out_mn(uint f) { return uvec2(f / pc.N, f % pc.N); }
 #include "q8ta_gemm_tile.glsl"
 
-const uint WG = 128u;   // = Dispatch::workgroup: 4 subgroups of 32
-#ifndef BT
-#define BT 64u          // the workgroup's tile of out: BT x BT (gpu/plans/q8ta_linear.cpp)
-#endif
+// The plan's defines (gpu/plans/q8ta_linear.cpp): NI, the workgroup's invocations (4 subgroups of 32);
+// BT, its tile of out: BT x BT.
 const uint FM = BT / 32u;       // 16x16 accumulators per dimension a subgroup
 const uint BK = 128u;           // bytes of K per stage
 const uint CH = BK / 16u;       // 16-byte chunks of a staged row
 const uint RW = CH + 1u;        // a staged row in uvec4, one of padding against bank conflicts
-const uint RPASS = WG / CH;     // rows fetched per pass of the workgroup
+const uint RPASS = NI / CH;     // rows fetched per pass of the workgroup
 const uint PASSES = BT / RPASS; // passes a stage, per tile
 const uint STAGE = 2u * BT * RW;                  // one stage in uvec4: x rows [m][k], then weight rows [n][k]
 const uint SMEM = max(2u * STAGE, BT * BT / 4u);  // two stages; after them the accumulators [m][n]
@@ -141,10 +139,10 @@ void main() {
   barrier();
 
   // A buffer out whose rows are whole words (N % 4 == 0): every word of the tile is 4 columns of one
-  // row, all inside the tile, so invocation l stores words l, l + WG, ... of it (consecutive
+  // row, all inside the tile, so invocation l stores words l, l + NI, ... of it (consecutive
   // invocations, consecutive words of a row) with the same requantization as below.
   if (out_is_buffer && pc.N % 4u == 0u) {
-    for (uint q = l; q < BT * BT / 4u; q += WG) {
+    for (uint q = l; q < BT * BT / 4u; q += NI) {
       uint r = q / (BT / 4u), c = 4u * (q % (BT / 4u));
       if (m0 + r >= pc.M || n0 + c >= pc.N) continue;
       ivec4 a4 = ivec4(sbuf[q]);
@@ -155,7 +153,7 @@ void main() {
     return;
   }
   uint texels = out_texels();
-  for (uint e = l; e < BT * BT; e += WG) {
+  for (uint e = l; e < BT * BT; e += NI) {
     uint r = m0 + e / BT, c = n0 + e % BT;
     if (r >= pc.M || c >= pc.N) continue;
     uint i = gemm_out_index(r, c), t = out_texel_of(i);

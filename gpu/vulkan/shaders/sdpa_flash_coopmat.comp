@@ -54,16 +54,13 @@ layout(push_constant) uniform Params {
   uint S; uint Hq; uint Hkv; uint D4; uint pos; uint ctx; float scale_log2; uint rtiles; uint slots;
 } pc;
 
-const uint WG = 256u;            // = Dispatch::workgroup: 8 subgroups of 32
-const uint BR = 64u;             // query rows a workgroup (gpu/plans/sdpa.cpp kCoopmatRows)
+// The plan's defines (gpu/plans/sdpa.cpp): NI, the workgroup's invocations (8 subgroups of 32); BR,
+// its query rows; DB, the 16-dim blocks of a head, ceil(D / 16).
 const uint BC = 32u;             // keys a tile: 16 for each of a strip's two subgroups
-#ifndef DB
-#define DB 8u                    // 16-dim blocks of a head, ceil(D / 16) (the contract: D <= 128)
-#endif
 const uint DQ = 4u * DB;         // quads (4 halves, a uvec2) of a staged row
 const uint DP = DQ + 2u;         // a staged row in quads, padded: a 16-byte multiple off the banks' period
-const uint LQ = (BC * DQ + WG - 1u) / WG;  // quads of a tile each invocation stages (DB / 2, rounded up)
-const uint QL = BR * DQ / WG;    // quads of the query rows each invocation stages (= DB)
+const uint LQ = (BC * DQ + NI - 1u) / NI;  // quads of a tile each invocation stages (DB / 2, rounded up)
+const uint QL = BR * DQ / NI;    // quads of the query rows each invocation stages (= DB)
 const uint SS = 16u + 2u;        // floats of a row of scores (16 keys, padded)
 const uint FS = 16u + 2u;        // floats of a row of a factor matrix (padded)
 const uint QREG = BR * DP;                            // the query rows (until they are in registers)
@@ -83,10 +80,10 @@ uvec2 kr[LQ], vr[LQ];  // this invocation's share of the next tile
 
 uvec2 quad(f16vec4 v) { return uvec2(packFloat2x16(v.xy), packFloat2x16(v.zw)); }
 
-// Keys (or values) c0 .. c0+BC-1 into registers: quad e = l + WG i of the tile (key e / DQ, quad e % DQ).
+// Keys (or values) c0 .. c0+BC-1 into registers: quad e = l + NI i of the tile (key e / DQ, quad e % DQ).
 void fetch(uint c0, bool values) {
   [[unroll]] for (uint i = 0u; i < LQ; ++i) {
-    uint e = l_ + WG * i, c = c0 + e / DQ, d4 = e % DQ;
+    uint e = l_ + NI * i, c = c0 + e / DQ, d4 = e % DQ;
     f16vec4 v = f16vec4(0.0);
     if (c < pc.ctx && d4 < pc.D4 && e < BC * DQ) {
       uint at = (c * pc.Hkv + kvh) * pc.D4 + d4;
@@ -98,7 +95,7 @@ void fetch(uint c0, bool values) {
 
 void put(bool values) {
   [[unroll]] for (uint i = 0u; i < LQ; ++i) {
-    uint e = l_ + WG * i;
+    uint e = l_ + NI * i;
     if (e < BC * DQ) sm[(values ? VOFF : KOFF) + (e / DQ) * DP + e % DQ] = values ? vr[i] : kr[i];
   }
 }
@@ -135,12 +132,12 @@ void attend(uint r0) {
   // a branch is waited out before the next one is issued.
   vec4 qv[QL];
   [[unroll]] for (uint x = 0u; x < QL; ++x) {
-    uint e = l_ + WG * x, r = r0 + e / DQ, d4 = e % DQ, rc = min(r, rows - 1u);
+    uint e = l_ + NI * x, r = r0 + e / DQ, d4 = e % DQ, rc = min(r, rows - 1u);
     qv[x] = q_at4(4u * (((rc / G) * pc.Hq + kvh * G + rc % G) * pc.D4 + min(d4, pc.D4 - 1u)));
     if (!(r < rows && d4 < pc.D4)) qv[x] = vec4(0.0);
   }
   [[unroll]] for (uint x = 0u; x < QL; ++x) {
-    uint e = l_ + WG * x;
+    uint e = l_ + NI * x;
     sm[(e / DQ) * DP + e % DQ] = quad(f16vec4(qv[x]));  // exact: the case is float16
   }
   barrier();

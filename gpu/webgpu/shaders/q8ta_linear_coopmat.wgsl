@@ -29,7 +29,7 @@ const BK = 128u;                 // bytes of K a stage
 const RB = BK + 16u;             // a staged row in bytes, padded against bank conflicts
 const RW = RB / 4u;              // ... in words
 const XW = BT * RW;              // words of the staged x rows (the weight rows follow)
-const IPR = 128u / BT;           // invocations a staged row (WG = 128: Dispatch::workgroup)
+const IPR = NI / BT;             // invocations a staged row (NI: the plan's define, = WG)
 const CPI = BK / 16u / IPR;      // 16-byte chunks of a row an invocation stages
 const SW = max(2u * XW, BT * BT);  // the stage; after the last, the accumulators [m][n]
 var<workgroup> sbuf : array<i32, SW>;
@@ -70,7 +70,7 @@ alias Left = subgroup_matrix_left<i8, 32, 16>;
 alias Right = subgroup_matrix_right<i8, 16, 32>;
 alias Acc = subgroup_matrix_result<i32, 16, 16>;
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(NI)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32, @builtin(subgroup_id) s: u32) {
   let tiles_n = (pc.N + BT - 1u) / BT;
@@ -132,9 +132,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   workgroupBarrier();
 
   // A buffer out whose rows are whole words (N % 4 == 0): every word of the tile is 4 columns of one
-  // row, all inside the tile, so invocation l stores words l, l + WG, ... of it.
+  // row, all inside the tile, so invocation l stores words l, l + NI, ... of it.
   if (out_is_buffer && pc.N % 4u == 0u) {
-    for (var q = l; q < BT * BT / 4u; q += WG) {
+    for (var q = l; q < BT * BT / 4u; q += NI) {
       let r = q / (BT / 4u);
       let c = 4u * (q % (BT / 4u));
       if (m0 + r >= pc.M || n0 + c >= pc.N) { continue; }
@@ -147,7 +147,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     return;
   }
   let texels = out_texels();
-  for (var e = l; e < BT * BT; e += WG) {
+  for (var e = l; e < BT * BT; e += NI) {
     let r = m0 + e / BT;
     let c = n0 + e % BT;
     if (r >= pc.M || c >= pc.N) { continue; }

@@ -35,10 +35,10 @@ struct Params {
 }
 @group(0) @binding(4) var<uniform> pc : Params;
 
-const NI = 256u;                 // = WG (Dispatch::workgroup): 8 subgroups of 32
-const BR = 64u;                  // query rows a workgroup (gpu/plans/sdpa.cpp kCoopmatRows)
+// NI (the workgroup's invocations: 8 subgroups of 32), BR (its query rows) and DB (16-dim blocks of
+// a head, ceil(D / 16)): the plan's defines (gpu/plans/sdpa.cpp).
 const BC = 32u;                  // keys a tile: 16 for each of a strip's two subgroups
-const DQ = 4u * DB;              // quads (4 halves) of a staged row; DB = ceil(D / 16), the plan's define
+const DQ = 4u * DB;              // quads (4 halves) of a staged row
 const DP = 16u * DB + 8u;        // a staged row in halves, padded (a 16-byte multiple)
 const LQ = (BC * DQ + NI - 1u) / NI;  // quads of a K (or V) tile each invocation stages
 const QL = BR * DQ / NI;         // quads of the query rows each invocation stages (= DB)
@@ -232,7 +232,7 @@ fn attend(r0: u32, w: u32, lane: u32) {
   }
 }
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(NI)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32, @builtin(subgroup_id) w: u32,
         @builtin(subgroup_invocation_id) lane: u32) {
