@@ -494,46 +494,92 @@ uint64_t add_scrub(std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers
                              Dispatch{"bench_scrub", {}, 1, {{"n", 1.0}}, {}}});
   return texels * 16;
 }
-}  // namespace
 
-BenchTiming GpuBackend::timed(std::vector<Dispatch> plan, std::vector<HostBuffer>& buffers, DType dtype,
-                              TimingBudget budget) {
-  BenchTiming t;
-  if (budget.cold_bytes) {
-    t.cold_bytes = add_scrub(plan, buffers, std::min<uint64_t>(budget.cold_bytes, limits().max_buffer_bytes));
-    budget.untimed = 2;
-  }
-  try {
-    PlanTiming pt = time_plan(plan, buffers, dtype, budget);
-    t.seconds = std::move(pt.seconds);
-    for (double& s : t.seconds) s /= budget.stream;  // each interval held `stream` chains
-    t.kernels = std::move(pt.kernels);
-    t.no_kernel_statistics = t.kernels.empty() ? std::move(pt.no_kernel_statistics) : "";
-  } catch (const Unsupported& e) {
-    t.status = RunOutput::Status::unsupported;
-    t.message = e.what();
-    return t;
-  } catch (const std::exception& e) {
-    t.status = RunOutput::Status::error;
-    t.message = e.what();
-    return t;
-  }
+// bench --primed: a one-texel dispatch on a buffer of its own, at `at` in the plan (after the untimed
+// dispatches: the first of the interval).
+void add_primer(std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, uint32_t at) {
+  buffers.push_back(device_filled("primer", 16, 0));
+  Dispatch d{"bench_scrub", {}, 1, {{"n", 1.0}}, {}};
+  d.bind = {{"scrub", "primer"}};
+  plan.insert(plan.begin() + at, std::move(d));
+}
+
+// The median and minimum of t.seconds, or t an error where there is no repetition or one is not a
+// positive time.
+void summarize(BenchTiming& t, std::string_view kind, const std::string& what) {
   if (t.seconds.empty()) {
     t.status = RunOutput::Status::error;
-    t.message = cat(kind(), ": no timed repetition");
-    return t;
+    t.message = cat(kind, ": no timed repetition");
+    return;
   }
   for (double s : t.seconds)
     if (!(s > 0) || !std::isfinite(s)) {  // a zero interval is a timer too coarse for the chain
       t.status = RunOutput::Status::error;
-      t.message = cat(kind(), ": a timed repetition measured ", s, " s (timestamps too coarse or out of order)");
-      return t;
+      t.message = cat(kind, ": a timed repetition measured ", s, " s", what);
+      return;
     }
   std::vector<double> sorted = t.seconds;
   std::sort(sorted.begin(), sorted.end());
   const size_t n = sorted.size();
   t.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   t.min = sorted.front();
+}
+}  // namespace
+
+BenchTiming GpuBackend::timed(std::vector<Dispatch> plan, std::vector<HostBuffer>& buffers, DType dtype,
+                              TimingBudget budget) {
+  BenchTiming t;
+  if (budget.primed && budget.stream != 1)
+    throw std::invalid_argument(cat("timing: a primed interval holds one chain, not a stream of ", budget.stream));
+  if (budget.cold_bytes) {
+    t.cold_bytes = add_scrub(plan, buffers, std::min<uint64_t>(budget.cold_bytes, limits().max_buffer_bytes));
+    budget.untimed = 2;
+  }
+  auto measure = [&](const std::vector<Dispatch>& chain, std::vector<HostBuffer>& bufs, BenchTiming& into) {
+    try {
+      PlanTiming pt = time_plan(chain, bufs, dtype, budget);
+      into.seconds = std::move(pt.seconds);
+      for (double& s : into.seconds) s /= budget.stream;  // each interval held `stream` chains
+      into.kernels = std::move(pt.kernels);
+      into.no_kernel_statistics = into.kernels.empty() ? std::move(pt.no_kernel_statistics) : "";
+    } catch (const Unsupported& e) {
+      into.status = RunOutput::Status::unsupported;
+      into.message = e.what();
+    } catch (const std::exception& e) {
+      into.status = RunOutput::Status::error;
+      into.message = e.what();
+    }
+  };
+  BenchTiming primer;
+  if (budget.primed) {
+    // The primer alone first, after the same untimed work (--cold's overwrite) as the chain.
+    std::vector<Dispatch> alone(plan.begin(), plan.begin() + budget.untimed);
+    std::vector<HostBuffer> bufs;
+    if (budget.cold_bytes) bufs.push_back(buffers.back());  // add_scrub's buffer
+    add_primer(alone, bufs, budget.untimed);
+    measure(alone, bufs, primer);
+    if (primer.status == RunOutput::Status::ok) summarize(primer, kind(), " (the primer alone)");
+    if (primer.status != RunOutput::Status::ok) {
+      t.status = primer.status;
+      t.message = cat("the primer alone: ", primer.message);
+      return t;
+    }
+    t.primer_median = primer.median;
+    add_primer(plan, buffers, budget.untimed);
+  }
+  measure(plan, buffers, t);
+  if (t.status != RunOutput::Status::ok) return t;
+  summarize(t, kind(), " (timestamps too coarse or out of order)");
+  if (t.status != RunOutput::Status::ok || !budget.primed) return t;
+  // Medians and minima apart: single repetitions of either scatter more than the difference of a
+  // short chain.
+  t.median -= primer.median;
+  t.min -= primer.min;
+  if (!(t.median > 0) || !(t.min > 0)) {
+    t.status = RunOutput::Status::error;
+    t.message = cat(kind(), ": the chain's time is within the timer's noise past its primer (median ", t.median,
+                    " s, minimum ", t.min, " s past the primer's ", primer.median, " s / ", primer.min, " s)");
+  }
   return t;
 }
 

@@ -842,6 +842,31 @@ TEST(Cli, BenchJudgesAndTimesEveryImplementationOnBothBackends) {
   }
   EXPECT_EQ(j.at("budget").at("cold_bytes"), 0) << "without --cold, repetitions follow each other";
   for (const auto& c : j.at("copy")) EXPECT_EQ(c.at("cold_bytes"), 0) << c;
+  // --primed: every interval opens with the primer, whose own median (timed alone) the report gives
+  // per row and per copy ceiling; the case is still judged and timed. The case is large enough that
+  // its chain stands well clear of lavapipe's timer noise past the primer.
+  const fs::path primed_json = fs::temp_directory_path() / ("ts_bench_primed_" + std::to_string(::getpid()) + ".json");
+  const Exit primed = touchstone({"bench", "rope_cis/B=1,N=64,C=4096/float32/buffer/seed=1", "--backend", "vulkan,webgpu",
+                                  "--time-ms", "1", "--reps", "3", "--warmup", "1", "--primed", "--json", primed_json.string()});
+  ASSERT_EQ(primed.code, 0) << primed.out;
+  EXPECT_NE(primed.out.find("taken off (--primed)"), std::string::npos) << primed.out;
+  std::ifstream primed_in(primed_json);
+  const nlohmann::json pj = nlohmann::json::parse(primed_in);
+  fs::remove(primed_json);
+  EXPECT_EQ(pj.at("budget").at("primed"), true);
+  for (const auto& c : pj.at("copy")) EXPECT_TRUE(positive(c.at("primer_us"))) << c;
+  ASSERT_EQ(pj.at("cases").size(), 2u) << pj.at("cases");
+  for (const auto& c : pj.at("cases")) {
+    EXPECT_TRUE(c.at("timed").get<bool>()) << c;
+    EXPECT_TRUE(positive(c.at("primer_us")) && positive(c.at("median_us")) && positive(c.at("min_us"))) << c;
+  }
+  EXPECT_EQ(j.at("budget").at("primed"), false);
+  for (const auto& c : j.at("cases")) EXPECT_TRUE(c.at("primer_us").is_null()) << c;
+  // A primed interval holds one chain: with a stream it is a usage error before any backend opens.
+  const Exit both = touchstone({"bench", "rope_cis/B=1,N=3,C=8/float32/buffer/seed=1", "--primed", "--stream", "2"});
+  EXPECT_EQ(both.code, 2) << both.out;
+  EXPECT_NE(both.out.find("--primed"), std::string::npos) << both.out;
+  EXPECT_EQ(both.out.find("backend vulkan"), std::string::npos) << both.out;
   // A stream of no chains, or of more than 64, is a usage error before any backend opens.
   for (const char* n : {"0", "65", "x"}) {
     const Exit s = touchstone({"bench", "rope_cis/B=1,N=3,C=8/float32/buffer/seed=1", "--stream", n});

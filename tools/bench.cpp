@@ -104,6 +104,8 @@ std::string fixed(double v, int digits) {
 }
 
 nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+// --primed: the primer's median alone, taken off each repetition; null unprimed or untimed.
+nlohmann::json primer_us(const BenchTiming& t) { return t.primer_median > 0 ? nlohmann::json(t.primer_median * 1e6) : nlohmann::json(nullptr); }
 
 }  // namespace
 
@@ -174,10 +176,14 @@ int cmd_bench(const BenchOptions& o) {
   budget.max_seconds = o.time_ms / 1000.0;
   budget.stream = o.stream;
   budget.cold_bytes = o.cold ? kColdBytes : 0;
+  budget.primed = o.primed;
   if (o.stream > 1) std::printf("timing: %u dispatch chains back to back per timed interval (--stream), each row one chain's share\n", o.stream);
   if (o.cold)
     std::printf("timing: before each interval the device overwrites up to %llu MiB elsewhere (--cold): no tensor of a case is in its caches\n",
                 (unsigned long long)(kColdBytes >> 20));
+  if (o.primed)
+    std::printf("timing: each interval opens with a one-texel dispatch whose own median, timed alone, is taken off (--primed): "
+                "a row is what its chain adds to a queue of work\n");
   const std::string started = utc_now();
 
   // Per backend: its size and the copy ceiling.
@@ -328,6 +334,7 @@ int cmd_bench(const BenchOptions& o) {
                       {"gbps", ok ? nlohmann::json(c.gbps()) : nlohmann::json(nullptr)},
                       {"cold_bytes", c.timing.cold_bytes},
                       {"floor_us", c.floor.status == RunOutput::Status::ok ? nlohmann::json(c.floor.median * 1e6) : nlohmann::json(nullptr)},
+                      {"primer_us", primer_us(c.timing)},
                       {"error", ok ? "" : c.timing.message}});
     }
     for (const Row& r : rows) {
@@ -355,6 +362,7 @@ int cmd_bench(const BenchOptions& o) {
                        {"reps", r.timing.seconds.size()},
                        {"median_us", r.timed ? nlohmann::json(r.timing.median * 1e6) : nlohmann::json(nullptr)},
                        {"min_us", r.timed ? nlohmann::json(r.timing.min * 1e6) : nlohmann::json(nullptr)},
+                       {"primer_us", primer_us(r.timing)},
                        {"bytes", opt(r.bytes)},
                        {"gbps", opt(gbps)},
                        {"pct_of_copy", opt(pct)},
@@ -372,7 +380,8 @@ int cmd_bench(const BenchOptions& o) {
                                          {"max_reps", budget.max_reps},
                                          {"max_seconds", budget.max_seconds},
                                          {"stream", budget.stream},
-                                         {"cold_bytes", budget.cold_bytes}}},
+                                         {"cold_bytes", budget.cold_bytes},
+                                         {"primed", budget.primed}}},
                              {"devices", devices},
                              {"copy", copy},
                              {"cases", cases},

@@ -12,7 +12,7 @@ Command add_bench_command(CLI::App& app) {
   struct Args {
     std::vector<std::string> ids, op, dtype;
     std::string match, size, time_ms, reps, warmup, warmup_ms, stream, json;
-    bool kernel_stats = false, cold = false;
+    bool kernel_stats = false, cold = false, primed = false;
     BackendArgs backends;
   };
   auto a = std::make_shared<Args>();
@@ -56,6 +56,13 @@ Command add_bench_command(CLI::App& app) {
               "50 MB) is partly read from there. The overwritten lines' write-back may fall in an interval: "
               "a cold time errs on the slow side, as a kernel in a model meets its predecessor's. The copy "
               "ceiling is timed the same way");
+  flag_option(bench, "--primed", a->primed,
+              "each timed interval opens with a one-texel dispatch (the primer), and the primer's own median, "
+              "timed alone the same way, is taken off every repetition: the primer meets what an interval's "
+              "first dispatch waits for (WebGPU: Dawn's timestamped pass holds its first dispatch back several "
+              "microseconds), so a row is what its chain adds to a queue of work, its barriers and launches "
+              "included. Not with --stream above 1 (a stream shares that cost instead). The copy ceiling is "
+              "timed the same way");
   single_option(bench, "--json", a->json, "FILE", "write the results as JSON (schema touchstone-bench/1, tools/BENCH_SCHEMA.md)");
   flag_option(bench, "--kernel-stats", a->kernel_stats,
               "print what the driver compiled for each timed case's kernels (Vulkan: "
@@ -74,10 +81,13 @@ Command add_bench_command(CLI::App& app) {
             o.json = a->json;
             o.kernel_stats = a->kernel_stats;
             o.cold = a->cold;
+            o.primed = a->primed;
             if (!a->time_ms.empty()) o.time_ms = uint32_t(parse_integer("--time-ms", a->time_ms, 1, 600'000));
             if (!a->reps.empty()) o.reps = uint32_t(parse_integer("--reps", a->reps, 1, 1'000'000));
             if (!a->warmup.empty()) o.warmup = uint32_t(parse_integer("--warmup", a->warmup, 0, 1000));
             if (!a->stream.empty()) o.stream = uint32_t(parse_integer("--stream", a->stream, 1, 64));
+            if (o.primed && o.stream > 1)
+              throw UsageError(cat("--primed times one chain an interval; --stream ", o.stream, " shares an interval's fixed cost instead: give one of them"));
             if (!a->warmup_ms.empty()) o.warmup_ms = parse_integer("--warmup-ms", a->warmup_ms, 0, 60'000);
             o.backends = backend_options(a->backends, bench);
             o.backends.own_kernels = true;

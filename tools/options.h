@@ -72,6 +72,7 @@ struct BenchOptions {
   uint32_t time_ms = 200;
   uint32_t stream = 1;              // dispatch chains per timed interval (TimingBudget::stream)
   bool cold = false;                // the caches overwritten before each interval (TimingBudget::cold_bytes)
+  bool primed = false;              // a primer opens each interval, its own time taken off (TimingBudget::primed)
   bool kernel_stats = false;        // print the compiled kernels' statistics under each timed case
   BackendOptions backends;
 };
