@@ -132,10 +132,10 @@ struct TimingBudget {
   // that fits the last-level cache is partly read from there.
   uint64_t cold_bytes = 0;
   // Each interval opens with a one-texel dispatch (bench_scrub, on a buffer of its own: the primer),
-  // and the median of the primer timed alone, the same way, is taken off every repetition. So the
-  // primer, not the chain, meets what a timed interval's first dispatch waits for (Dawn: several
-  // microseconds that no later dispatch of the pass waits; PERFORMANCE.md), and a repetition is what
-  // the chain adds to a queue of work: its barriers, launches and kernels. With stream 1 only.
+  // and the median and minimum of the primer timed alone, the same way, are taken off the chain's. So
+  // the primer, not the chain, meets what a timed interval's first dispatch waits for (Dawn: several
+  // microseconds that no later dispatch of the pass waits; PERFORMANCE.md), and the time is what the
+  // chain adds to a queue of work: its barriers, launches and kernels. With stream 1 only.
   bool primed = false;
   // Set by GpuBackend::timed, not by callers: the plan's first `untimed` dispatches run before each
   // interval, outside it, and the interval starts once they are done (cold_bytes' overwrite). A backend
@@ -167,7 +167,7 @@ struct BenchTiming {
   std::vector<KernelStatistics> kernels;  // one per dispatch, when the backend reports them
   std::string no_kernel_statistics;       // why `kernels` is empty
   uint64_t cold_bytes = 0;                // what was overwritten before each interval (TimingBudget::cold_bytes, lowered)
-  double primer_median = 0;               // TimingBudget::primed: the primer's median alone, taken off (s); 0 unprimed
+  double primer_median = 0;               // TimingBudget::primed: the primer's median alone (s); 0 unprimed
 };
 
 class GpuBackend : public Backend {

@@ -104,7 +104,7 @@ std::string fixed(double v, int digits) {
 }
 
 nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-// --primed: the primer's median alone, taken off each repetition; null unprimed or untimed.
+// --primed: the primer's median alone, taken off the row's; null unprimed or untimed.
 nlohmann::json primer_us(const BenchTiming& t) { return t.primer_median > 0 ? nlohmann::json(t.primer_median * 1e6) : nlohmann::json(nullptr); }
 
 }  // namespace
@@ -182,7 +182,7 @@ int cmd_bench(const BenchOptions& o) {
     std::printf("timing: before each interval the device overwrites up to %llu MiB elsewhere (--cold): no tensor of a case is in its caches\n",
                 (unsigned long long)(kColdBytes >> 20));
   if (o.primed)
-    std::printf("timing: each interval opens with a one-texel dispatch whose own median, timed alone, is taken off (--primed): "
+    std::printf("timing: each interval opens with a one-texel dispatch whose own median and min, timed alone, are taken off (--primed): "
                 "a row is what its chain adds to a queue of work\n");
   const std::string started = utc_now();
 

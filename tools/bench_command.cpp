@@ -57,8 +57,8 @@ Command add_bench_command(CLI::App& app) {
               "a cold time errs on the slow side, as a kernel in a model meets its predecessor's. The copy "
               "ceiling is timed the same way");
   flag_option(bench, "--primed", a->primed,
-              "each timed interval opens with a one-texel dispatch (the primer), and the primer's own median, "
-              "timed alone the same way, is taken off every repetition: the primer meets what an interval's "
+              "each timed interval opens with a one-texel dispatch (the primer), and the primer's own median "
+              "and min, timed alone the same way, are taken off the row's: the primer meets what an interval's "
               "first dispatch waits for (WebGPU: Dawn's timestamped pass holds its first dispatch back several "
               "microseconds), so a row is what its chain adds to a queue of work, its barriers and launches "
               "included. Not with --stream above 1 (a stream shares that cost instead). The copy ceiling is "

@@ -8,18 +8,9 @@
 // from one i32 array at offsets: the two forms count offsets and strides in different units. On the
 // GPU machine, from a checkout carrying gpu-bundle/:
 //   bash gpu-bundle/run.sh sh -c '"$TOUCHSTONE_NODE" ci/gpu/dawn_subgroup_matrix_probe.mjs'
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dawnAdapter } from './dawn_adapter.mjs';
 
-const dir = path.resolve(process.env.TOUCHSTONE_WEBGPU_DIR ?? 'gpu/webgpu');
-const req = createRequire(path.join(dir, 'package.json'));
-const { create, globals } = await import(pathToFileURL(req.resolve('webgpu')).href);
-Object.assign(globalThis, globals);
-globalThis.keepDawn = create(['backend=vulkan', 'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia']);
-const adapter = await globalThis.keepDawn.requestAdapter();
-if (!adapter) throw new Error('no WebGPU adapter');
-console.log('adapter', adapter.info.description);
+const adapter = await dawnAdapter(['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia']);
 const configs = adapter.info.subgroupMatrixConfigs ?? [];
 for (const c of configs) console.log(`  ${c.componentType} -> ${c.resultComponentType}: M ${c.M} N ${c.N} K ${c.K}`);
 const feature = 'chromium-experimental-subgroup-matrix';

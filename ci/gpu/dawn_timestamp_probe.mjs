@@ -7,19 +7,10 @@
 // taken from the end of an untimed pass before it (end - end). On the GPU machine, from a checkout
 // carrying gpu-bundle/:
 //   bash gpu-bundle/run.sh sh -c '"$TOUCHSTONE_NODE" ci/gpu/dawn_timestamp_probe.mjs'
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dawnAdapter } from './dawn_adapter.mjs';
 
-const dir = path.resolve(process.env.TOUCHSTONE_WEBGPU_DIR ?? 'gpu/webgpu');
-const req = createRequire(path.join(dir, 'package.json'));
-const { create, globals } = await import(pathToFileURL(req.resolve('webgpu')).href);
-Object.assign(globalThis, globals);
 // The worker's flags (gpu/webgpu/worker.mjs): unquantized timestamps.
-globalThis.keepDawn = create(['backend=vulkan', 'disable-dawn-features=timestamp_quantization']);
-const adapter = await globalThis.keepDawn.requestAdapter();
-if (!adapter) throw new Error('no WebGPU adapter');
-console.log('adapter', adapter.info.description);
+const adapter = await dawnAdapter(['disable-dawn-features=timestamp_quantization']);
 const device = await adapter.requestDevice({ requiredFeatures: ['timestamp-query'] });
 
 const kernel = (code) => device.createComputePipeline({
