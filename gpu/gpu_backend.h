@@ -122,8 +122,8 @@ struct TimingBudget {
   // back (with the barriers between them that one chain has between its dispatches) and counts as
   // one repetition of its time / stream (GpuBackend::timed divides; a backend times whole intervals).
   // 1 times each chain alone; more times it the way a model runs it, in a stream, where a backend's
-  // fixed cost around each interval (Dawn's pass timestamps and their query resets, a dispatch's
-  // launch) is shared.
+  // fixed cost around each interval (Dawn's timestamped pass and the wait before its first dispatch,
+  // a dispatch's launch) is shared.
   uint32_t stream = 1;
   // > 0: before each timed interval, and outside it, the device overwrites a buffer of this many
   // bytes (at most one binding's; bench_scrub) and finishes doing so, so that the interval finds none

@@ -89,7 +89,7 @@ struct Copy {
   uint64_t bytes = 0;
   BenchTiming timing;
   // The same copy of one texel, one workgroup: what every timed interval holds besides the work
-  // itself (a launch; on WebGPU also Dawn's barriers and timestamp-query resets inside the pass), so
+  // itself (a launch; on WebGPU also the wait of Dawn's timestamped pass before its first dispatch), so
   // that a small row's share of it can be read off.
   BenchTiming floor;
   double gbps() const { return timing.status == RunOutput::Status::ok ? 2.0 * double(bytes) / timing.median / 1e9 : 0; }
