@@ -572,7 +572,8 @@ BenchTiming GpuBackend::timed(std::vector<Dispatch> plan, std::vector<HostBuffer
   summarize(t, kind(), " (timestamps too coarse or out of order)");
   if (t.status != RunOutput::Status::ok || !budget.primed) return t;
   // The statistics are the chain's: the primer is bench's, not the case's.
-  auto primer_stats = std::find_if(t.kernels.begin(), t.kernels.end(), [](const KernelStatistics& k) { return k.kernel == "bench_scrub"; });
+  auto primer_stats = std::find_if(t.kernels.begin(), t.kernels.end(),
+                                   [](const KernelStatistics& k) { return k.kernel == "bench_scrub"; });
   if (primer_stats != t.kernels.end()) t.kernels.erase(primer_stats);
   // Medians and minima apart: single repetitions of either scatter more than the difference of a
   // short chain.

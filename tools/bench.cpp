@@ -105,7 +105,9 @@ std::string fixed(double v, int digits) {
 
 nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 // --primed: the primer's median alone, taken off the row's; null unprimed or untimed.
-nlohmann::json primer_us(const BenchTiming& t) { return t.primer_median > 0 ? nlohmann::json(t.primer_median * 1e6) : nlohmann::json(nullptr); }
+nlohmann::json primer_us(const BenchTiming& t) {
+  return t.primer_median > 0 ? nlohmann::json(t.primer_median * 1e6) : nlohmann::json(nullptr);
+}
 
 }  // namespace
 

@@ -87,7 +87,8 @@ Command add_bench_command(CLI::App& app) {
             if (!a->warmup.empty()) o.warmup = uint32_t(parse_integer("--warmup", a->warmup, 0, 1000));
             if (!a->stream.empty()) o.stream = uint32_t(parse_integer("--stream", a->stream, 1, 64));
             if (o.primed && o.stream > 1)
-              throw UsageError(cat("--primed times one chain an interval; --stream ", o.stream, " shares an interval's fixed cost instead: give one of them"));
+              throw UsageError(cat("--primed times one chain an interval; --stream ", o.stream,
+                                   " shares an interval's fixed cost instead: give one of them"));
             if (!a->warmup_ms.empty()) o.warmup_ms = parse_integer("--warmup-ms", a->warmup_ms, 0, 60'000);
             o.backends = backend_options(a->backends, bench);
             o.backends.own_kernels = true;

@@ -1,6 +1,6 @@
 // Where Dawn's timed interval spends its fixed cost: `touchstone bench` times a WebGPU chain with a
-// compute pass's own timestamps (the only ones npm webgpu offers), and a one-texel kernel takes about
-// twice as long that way as through Vulkan's. Each row below is the median over 400 repetitions,
+// compute pass's own timestamps (the only ones npm webgpu offers), and a one-texel kernel takes longer
+// that way than through Vulkan's query pool (PERFORMANCE.md). Each row below is the median over 400 repetitions,
 // recorded as bench records them (a batch of passes per submission), of a pass with stamps at its
 // beginning and end around: nothing; 1, 2 or 8 dispatches of a one-workgroup kernel; the same after an
 // untimed pass on the same buffer; and a 16 MiB copy once and 8 times. Then the same with the interval
@@ -20,7 +20,8 @@ const tiny = kernel(`@group(0) @binding(0) var<storage, read_write> b : array<u3
 const WORDS = 4 << 20;  // 16 MiB of u32
 const copy = kernel(`@group(0) @binding(0) var<storage, read> a : array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> c : array<vec4<u32>>;
-@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g : vec3<u32>, @builtin(num_workgroups) n : vec3<u32>) {
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) g : vec3<u32>, @builtin(num_workgroups) n : vec3<u32>) {
   let i = g.x + g.y * n.x * 256u;
   if (i < ${WORDS / 4}u) { c[i] = a[i]; } }`);
 const buffer = (size) => device.createBuffer({ size, usage: GPUBufferUsage.STORAGE });
@@ -53,7 +54,8 @@ async function median(before, timed, endToEnd = false) {
     for (let r = 0; r < REPS; ++r) {
       before.forEach((d, i) => {
         const last = i === before.length - 1;
-        const pass = enc.beginComputePass(endToEnd && last ? { timestampWrites: { querySet, endOfPassWriteIndex: 2 * r } } : {});
+        const stamp = endToEnd && last ? { timestampWrites: { querySet, endOfPassWriteIndex: 2 * r } } : {};
+        const pass = enc.beginComputePass(stamp);
         record(pass, [d]);
         pass.end();
       });

@@ -229,7 +229,8 @@ std::vector<Dispatch> plan(const Problem& p) {
     f.uniforms["rtiles"] = double(rtiles);
     f.uniforms["slots"] = double(slots);
     // The kernel's sizes are compile-time constants (its loops unroll over them); DB: 16-dim blocks of a head.
-    f.defines.insert(f.defines.end(), {cat("NI=", kCoopmatWg, "u"), cat("BR=", kCoopmatRows, "u"), cat("DB=", div_up(D4, 4), "u")});
+    f.defines.insert(f.defines.end(),
+                     {cat("NI=", kCoopmatWg, "u"), cat("BR=", kCoopmatRows, "u"), cat("DB=", div_up(D4, 4), "u")});
     f.workgroup = kCoopmatWg;
     f.subgroup = kCoopmatSubgroup;
     f.whole_subgroups = true;  // 8 subgroups by id: two a strip of 16 rows
