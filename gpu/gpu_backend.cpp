@@ -506,7 +506,7 @@ void add_primer(std::vector<Dispatch>& plan, std::vector<HostBuffer>& buffers, u
 
 // The median and minimum of t.seconds, or t an error where there is no repetition or one is not a
 // positive time.
-void summarize(BenchTiming& t, std::string_view kind, const std::string& what) {
+void summarize(BenchTiming& t, std::string_view kind) {
   if (t.seconds.empty()) {
     t.status = RunOutput::Status::error;
     t.message = cat(kind, ": no timed repetition");
@@ -515,7 +515,7 @@ void summarize(BenchTiming& t, std::string_view kind, const std::string& what) {
   for (double s : t.seconds)
     if (!(s > 0) || !std::isfinite(s)) {  // a zero interval is a timer too coarse for the chain
       t.status = RunOutput::Status::error;
-      t.message = cat(kind, ": a timed repetition measured ", s, " s", what);
+      t.message = cat(kind, ": a timed repetition measured ", s, " s (timestamps too coarse or out of order)");
       return;
     }
   std::vector<double> sorted = t.seconds;
@@ -558,7 +558,7 @@ BenchTiming GpuBackend::timed(std::vector<Dispatch> plan, std::vector<HostBuffer
     if (budget.cold_bytes) bufs.push_back(buffers.back());  // add_scrub's buffer
     add_primer(alone, bufs, budget.untimed);
     measure(alone, bufs, primer);
-    if (primer.status == RunOutput::Status::ok) summarize(primer, kind(), " (the primer alone)");
+    if (primer.status == RunOutput::Status::ok) summarize(primer, kind());
     if (primer.status != RunOutput::Status::ok) {
       t.status = primer.status;
       t.message = cat("the primer alone: ", primer.message);
@@ -569,7 +569,7 @@ BenchTiming GpuBackend::timed(std::vector<Dispatch> plan, std::vector<HostBuffer
   }
   measure(plan, buffers, t);
   if (t.status != RunOutput::Status::ok) return t;
-  summarize(t, kind(), " (timestamps too coarse or out of order)");
+  summarize(t, kind());
   if (t.status != RunOutput::Status::ok || !budget.primed) return t;
   // The statistics are the chain's: the primer is bench's, not the case's.
   auto primer_stats = std::find_if(t.kernels.begin(), t.kernels.end(),
