@@ -144,10 +144,16 @@ const LangSplices kTiesAway = {
      "  if (abs(q - trunc(q)) == 0.5) return int(clamp(q + 0.5 * sign(q) + float(pc.out_zp), -128.0, 127.0));  // BUG", false},
     {"round(q) + f32(pc.out_zp)",
      "  if (abs(q - trunc(q)) == 0.5) { return i32(clamp(q + 0.5 * sign(q) + f32(pc.out_zp), -128.0, 127.0)); }  // BUG", false}};
+// The same for q8ta_add's WGSL, whose requantization returns the clamped integer as f32 (its bytes
+// are taken without a conversion).
+const LangSplices kTiesAwayAdd = {
+    kTiesAway.glsl,
+    {"round(q) + f32(pc.out_zp)",
+     "  if (abs(q - trunc(q)) == 0.5) { return clamp(q + 0.5 * sign(q) + f32(pc.out_zp), -128.0, 127.0); }  // BUG", false}};
 
 const std::vector<Bug>& bugs() {
   static const std::vector<Bug> b = {
-      {"ties_away_add", "q8ta_add", "q8ta_add", kTiesAway},
+      {"ties_away_add", "q8ta_add", "q8ta_add", kTiesAwayAdd},
       {"ties_away_tiled", "q8ta_linear", "q8ta_linear_tiled", kTiesAway},
       {"ties_away_gemv", "q8ta_linear", "q8ta_linear_gemv", kTiesAway},
       // The K % 4 elements past the last whole group of 4 are never added.

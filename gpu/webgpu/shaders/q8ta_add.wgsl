@@ -17,19 +17,24 @@ TS_OUTPUT(out_, 2)
 struct Params { a_scale: f32, b_scale: f32, inv_out_scale: f32, a_zp: i32, b_zp: i32, out_zp: i32, n: u32 }
 @group(0) @binding(3) var<uniform> pc : Params;
 
-fn requantize(q: f32) -> i32 {
-  return i32(clamp(round(q) + f32(pc.out_zp), -128.0, 127.0));
+// r = clamp(round(q) + out_zp, -128, 127): an integer, exact in float32.
+fn requantized(a: i32, b: i32) -> f32 {
+  let q = (pc.a_scale * f32(a - pc.a_zp) + pc.b_scale * f32(b - pc.b_zp)) * pc.inv_out_scale;
+  return clamp(round(q) + f32(pc.out_zp), -128.0, 127.0);
 }
 
-fn add_one(a: i32, b: i32) -> i32 {
-  return requantize((pc.a_scale * f32(a - pc.a_zp) + pc.b_scale * f32(b - pc.b_zp)) * pc.inv_out_scale);
-}
+fn add_one(a: i32, b: i32) -> i32 { return i32(requantized(a, b)); }
+
+// The byte of r without a conversion (WGSL's float-to-int conversion saturates, which Tint spells
+// out as another clamp): r + 1.5 * 2^23 is exact (|r| <= 128, and the sum's unit is 1) and its bits
+// are 0x4B400000 + r, so its low byte is r's two's-complement byte.
+fn add_byte(a: i32, b: i32) -> u32 { return bitcast<u32>(requantized(a, b) + 12582912.0) & 0xFFu; }
 
 // Four elements: the bytes of one word of a and of b.
 fn add_word(a: u32, b: u32) -> u32 {
   let x = ts_i8_unpack4(a);
   let y = ts_i8_unpack4(b);
-  return ts_i8_pack4(vec4<i32>(add_one(x.x, y.x), add_one(x.y, y.y), add_one(x.z, y.z), add_one(x.w, y.w)));
+  return add_byte(x.x, y.x) | (add_byte(x.y, y.y) << 8u) | (add_byte(x.z, y.z) << 16u) | (add_byte(x.w, y.w) << 24u);
 }
 
 const kBuffers = a_is_buffer && b_is_buffer && out_is_buffer;
