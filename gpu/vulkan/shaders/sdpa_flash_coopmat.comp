@@ -81,22 +81,23 @@ uvec2 kr[LQ], vr[LQ];  // this invocation's share of the next tile
 uvec2 quad(f16vec4 v) { return uvec2(packFloat2x16(v.xy), packFloat2x16(v.zw)); }
 
 // Keys (or values) c0 .. c0+BC-1 into registers: quad e = l + NI i of the tile (key e / DQ, quad e % DQ).
+// Each load unconditional, from a clamped index (ctx and D4 are at least 1), and put zeroes what lies
+// past the cache or the head: a load under a branch, its value merged after it, is waited out there,
+// before the tile's products, instead of at put.
 void fetch(uint c0, bool values) {
   [[unroll]] for (uint i = 0u; i < LQ; ++i) {
     uint e = l_ + NI * i, c = c0 + e / DQ, d4 = e % DQ;
-    f16vec4 v = f16vec4(0.0);
-    if (c < pc.ctx && d4 < pc.D4 && e < BC * DQ) {
-      uint at = (c * pc.Hkv + kvh) * pc.D4 + d4;
-      v = values ? v_cache[at] : k_cache[at];
-    }
-    if (values) vr[i] = quad(v); else kr[i] = quad(v);
+    uint at = (min(c, pc.ctx - 1u) * pc.Hkv + kvh) * pc.D4 + min(d4, pc.D4 - 1u);
+    if (values) vr[i] = quad(v_cache[at]); else kr[i] = quad(k_cache[at]);
   }
 }
 
-void put(bool values) {
+// The tile of keys (or values) c0 .. that fetch loaded, into shared memory, zero past ctx and past D.
+void put(bool values, uint c0) {
   [[unroll]] for (uint i = 0u; i < LQ; ++i) {
     uint e = l_ + NI * i;
-    if (e < BC * DQ) sm[(values ? VOFF : KOFF) + (e / DQ) * DP + e % DQ] = values ? vr[i] : kr[i];
+    bool in_ = c0 + e / DQ < pc.ctx && e % DQ < pc.D4;
+    if (e < BC * DQ) sm[(values ? VOFF : KOFF) + (e / DQ) * DP + e % DQ] = in_ ? (values ? vr[i] : kr[i]) : uvec2(0u);
   }
 }
 
@@ -157,8 +158,8 @@ void attend(uint r0) {
   uint cw = 16u * dh;                                // the subgroup's keys of a tile: c0 + cw ..
   for (uint c0 = 0u; c0 < limit; c0 += BC) {
     barrier();  // every subgroup is done with the previous keys and values (first: the query rows)
-    put(false);
-    put(true);
+    put(false, c0);
+    put(true, c0);
     barrier();
     if (c0 + BC < limit) {
       fetch(c0 + BC, false);
