@@ -68,17 +68,9 @@ var<private> vr : array<vec4<f16>, LQ>;
 fn fetch(c0: u32, values: bool) {
   for (var i = 0u; i < LQ; i++) {
     let e = l_ + NI * i;
-    let c = c0 + e / DQ;
-    let d4 = e % DQ;
-    var kv = vec4<f16>(0.0);
-    var vv = vec4<f16>(0.0);
-    if (c < pc.ctx && d4 < pc.D4 && e < BC * DQ) {
-      let at = (c * pc.Hkv + kvh) * pc.D4 + d4;
-      kv = k_cache[at];
-      if (values) { vv = v_cache[at]; }
-    }
-    kr[i] = kv;
-    vr[i] = vv;
+    let at = (min(c0 + e / DQ, pc.ctx - 1u) * pc.Hkv + kvh) * pc.D4 + min(e % DQ, pc.D4 - 1u);
+    kr[i] = k_cache[at];
+    if (values) { vr[i] = v_cache[at]; }
   }
 }
 
@@ -86,13 +78,14 @@ fn put_quad(at: u32, v: vec4<f16>) {
   for (var j = 0u; j < 4u; j++) { hsm[at + j] = v[j]; }
 }
 
-fn put(values: bool) {
+fn put(values: bool, c0: u32) {
   for (var i = 0u; i < LQ; i++) {
     let e = l_ + NI * i;
     if (e < BC * DQ) {
       let at = (e / DQ) * DP + 4u * (e % DQ);
-      put_quad(at, kr[i]);
-      if (values) { put_quad(VOFF + at, vr[i]); }
+      let in_ = c0 + e / DQ < pc.ctx && e % DQ < pc.D4;
+      put_quad(at, select(vec4<f16>(0.0), kr[i], in_));
+      if (values) { put_quad(VOFF + at, select(vec4<f16>(0.0), vr[i], in_)); }
     }
   }
 }
@@ -157,7 +150,7 @@ fn attend(r0: u32, w: u32, lane: u32) {
   var R = MASKED;
   for (var c0 = 0u; c0 < limit; c0 += BC) {
     workgroupBarrier();  // every subgroup is done with the previous keys (first: the query rows)
-    put(false);
+    put(false, c0);
     workgroupBarrier();
     if (c0 + BC < limit) { fetch(c0 + BC, false); } else { fetch(0u, true); }  // pass 2's first tile
     scores(&qa, cw, sbase);
@@ -174,7 +167,7 @@ fn attend(r0: u32, w: u32, lane: u32) {
   var lc : array<f32, 8>;          // l: one partial sum a column of this lane's half of the row
   for (var c0 = 0u; c0 < limit; c0 += BC) {
     workgroupBarrier();  // every subgroup is done with the previous keys, values and scores
-    put(true);
+    put(true, c0);
     workgroupBarrier();
     if (c0 + BC < limit) { fetch(c0 + BC, true); }
     scores(&qa, cw, sbase);
