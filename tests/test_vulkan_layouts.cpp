@@ -21,84 +21,33 @@
 namespace ts {
 namespace {
 
-// z = a*x through the accessors, one invocation per texel of z: every lane of z from x_at.
-constexpr const char* kScale = R"(
-TS_INPUT(x, 0)
-TS_OUTPUT(z, 1)
-layout(push_constant) uniform Params { uint n; float a; } pc;
-void main() {
-  uint t = ts_linear_id();
-  if (t >= pc.n) return;
-  vec4 v = vec4(0.0);
-  for (uint j = 0u; j < 4u; ++j) {
-    uint i = z_flat(t, j);
-    if (i != TS_PADDING) v[j] = x_at(i) * pc.a;
-  }
-  z_store(t, v);
+// A test kernel: x in, z out, one invocation per texel of z (pc.n of them); `params` adds push
+// constants after n, `body` stores texel t of z.
+std::string test_kernel(const std::string& params, const std::string& body) {
+  return cat("\nTS_INPUT(x, 0)\nTS_OUTPUT(z, 1)\nlayout(push_constant) uniform Params { uint n;", params,
+             " } pc;\nvoid main() {\n  uint t = ts_linear_id();\n  if (t >= pc.n) return;\n", body, "}\n");
 }
-)";
 
-// z = x through x_at4 where z's texel holds 4 consecutive elements (z a buffer): at4's one-texel
-// path (i % 4 == 0) and its 4-load path, in x's layout.
-constexpr const char* kCopy4 = R"(
-TS_INPUT(x, 0)
-TS_OUTPUT(z, 1)
-layout(push_constant) uniform Params { uint n; } pc;
-void main() {
-  uint t = ts_linear_id();
-  if (t >= pc.n) return;
-  uint i = 4u * t, numel = x_numel();
-  vec4 v = vec4(0.0);
-  if (i + 3u < numel) v = x_at4(i);
-  else for (uint j = 0u; i + j < numel; ++j) v[j] = x_at(i + j);
-  z_store(t, v);
+// Every lane of z's texel from its own flat index i: `lane` (of x_at(i)); padding lanes stay 0.
+std::string per_lane(const std::string& vec, const std::string& lane) {
+  return cat("  ", vec, " v = ", vec, "(0);\n  for (uint j = 0u; j < 4u; ++j) {\n    uint i = z_flat(t, j);\n",
+             "    if (i != TS_PADDING) v[j] = ", lane, ";\n  }\n  z_store(t, v);\n");
 }
-)";
 
-// int8: z = clamp(3*x) through the accessors, one invocation per texel (32-bit word) of z.
-constexpr const char* kScaleInt8 = R"(
-TS_INPUT(x, 0)
-TS_OUTPUT(z, 1)
-layout(push_constant) uniform Params { uint n; } pc;
-void main() {
-  uint t = ts_linear_id();
-  if (t >= pc.n) return;
-  ivec4 v = ivec4(0);
-  for (uint j = 0u; j < 4u; ++j) {
-    uint i = z_flat(t, j);
-    if (i != TS_PADDING) v[j] = clamp(3 * x_at(i), -128, 127);
-  }
-  z_store(t, v);
+// z (a buffer: its texel holds 4 consecutive elements) = x through x_at4: at4's one-texel path
+// (i % 4 == 0) and its 4-load path, in x's layout; the ragged end lane by lane.
+std::string copy4(const std::string& vec) {
+  return cat("  uint i = 4u * t, numel = x_numel();\n  ", vec, " v = ", vec, "(0);\n",
+             "  if (i + 3u < numel) v = x_at4(i);\n  else for (uint j = 0u; i + j < numel; ++j) v[j] = x_at(i + j);\n",
+             "  z_store(t, v);\n");
 }
-)";
 
-// int8: z (a buffer) = x through x_at4, as kCopy4.
-constexpr const char* kCopy4Int8 = R"(
-TS_INPUT(x, 0)
-TS_OUTPUT(z, 1)
-layout(push_constant) uniform Params { uint n; } pc;
-void main() {
-  uint t = ts_linear_id();
-  if (t >= pc.n) return;
-  uint i = 4u * t, numel = x_numel();
-  ivec4 v = ivec4(0);
-  if (i + 3u < numel) v = x_at4(i);
-  else for (uint j = 0u; i + j < numel; ++j) v[j] = x_at(i + j);
-  z_store(t, v);
-}
-)";
-
+const std::string kScale = test_kernel(" float a;", per_lane("vec4", "x_at(i) * pc.a"));  // z = a*x
+const std::string kCopy4 = test_kernel("", copy4("vec4"));
+const std::string kScaleInt8 = test_kernel("", per_lane("ivec4", "clamp(3 * x_at(i), -128, 127)"));  // z = clamp(3*x)
+const std::string kCopy4Int8 = test_kernel("", copy4("ivec4"));
 // int8: every lane of z holds 90, the first int8 sentinel (0x5A), as a right answer might.
-constexpr const char* kSentinelInt8 = R"(
-TS_INPUT(x, 0)
-TS_OUTPUT(z, 1)
-layout(push_constant) uniform Params { uint n; } pc;
-void main() {
-  uint t = ts_linear_id();
-  if (t >= pc.n) return;
-  z_store(t, ivec4(90));
-}
-)";
+const std::string kSentinelInt8 = test_kernel("", "  z_store(t, ivec4(90));\n");
 
 std::optional<Violation> valid(const Problem&) { return std::nullopt; }
 std::vector<BufferSpec> z_like_x(const Problem& p) { return {{"z", p.inputs.at("x").shape, p.dtype}}; }
@@ -431,7 +380,7 @@ TEST_F(VulkanLayouts, ExtentPastMaxImageDimension3DIsUnsupportedWithTheNumbers) 
 // Programs are compiled per storage kind (buffer or image) and dtype of the declared tensors, never
 // per shape, nor per texture packing: that is read from ts_meta (gpu/vulkan/accessors.h).
 TEST_F(VulkanLayouts, ProgramsAreCachedPerStorageKindNotPerShapeOrPacking) {
-  b().set_kernel_source("test_cached", std::string(kScale) + "// a text of its own\n");
+  b().set_kernel_source("test_cached", kScale + "// a text of its own\n");
   OpDef o = texel_op();
   auto run = [&](const Shape& s, const std::string& storage) {
     RunOutput r = b().run(o, texel_problem(s, DType::f32, storage, "test_cached"));

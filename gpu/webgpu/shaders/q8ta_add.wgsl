@@ -10,7 +10,8 @@
 // warp's loads and stores are consecutive 16-byte chunks, in one load of a and b and one store of
 // out when the chunk lies inside the tensor; the last, partial chunk goes word by word, its last
 // partial word through out_store (which keeps the guard's bytes). Both paths compute each element
-// with add_one(), so their results are bit-identical.
+// with requantized(), so their results are bit-identical: the general path converts it to i32, the
+// fast path takes its byte from its bits (add_byte).
 TS_INPUT(a, 0)
 TS_INPUT(b, 1)
 TS_OUTPUT(out_, 2)

@@ -64,7 +64,8 @@ var<private> kr : array<vec4<f16>, LQ>;  // this invocation's share of the next 
 var<private> vr : array<vec4<f16>, LQ>;
 
 // Keys (and values, `values`) c0 .. c0+BC-1 into registers: quad e = l + NI i of the tile (key e / DQ,
-// quad e % DQ).
+// quad e % DQ). Each load unconditional, from a clamped index (ctx and D4 are at least 1); put
+// zeroes what lies past the cache or the head (as the GLSL twin, whose comment says why).
 fn fetch(c0: u32, values: bool) {
   for (var i = 0u; i < LQ; i++) {
     let e = l_ + NI * i;
@@ -78,6 +79,7 @@ fn put_quad(at: u32, v: vec4<f16>) {
   for (var j = 0u; j < 4u; j++) { hsm[at + j] = v[j]; }
 }
 
+// The tile of keys (and values) c0 .. that fetch loaded, into workgroup memory, zero past ctx and D.
 fn put(values: bool, c0: u32) {
   for (var i = 0u; i < LQ; i++) {
     let e = l_ + NI * i;
