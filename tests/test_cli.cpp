@@ -636,6 +636,8 @@ TEST(Cli, KernelsDirReplacesTheKernelInCheckReproAndGoldenVerify) {
                        "--kernels", dir, "--json", json});
   EXPECT_EQ(c.code, 1) << c.out;
   EXPECT_NE(c.out.find("--backend vulkan --kernels '" + dir + "'"), std::string::npos) << "repro lines name DIR: " << c.out;
+  EXPECT_NE(c.out.find("Your kernels (--kernels; cases that ran each): " + dir + "/rope_half.comp "), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("ran in no case"), std::string::npos) << c.out;
   const nlohmann::json j = nlohmann::json::parse(slurp(json), nullptr, false);
   ASSERT_TRUE(j.is_object()) << slurp(json);
   EXPECT_EQ(j["kernels"]["dir"], dir);
@@ -651,6 +653,18 @@ TEST(Cli, KernelsDirReplacesTheKernelInCheckReproAndGoldenVerify) {
     EXPECT_EQ(std::system(cmd.c_str()), 0) << "schema: " << json;
   }
   fs::remove(json);
+}
+
+// A file of --kernels that no case ran was checked by nothing: the run says so, on stdout and stderr,
+// beside a table of PASSes that are not its verdict.
+TEST(Cli, AKernelThatNoCaseRanIsNamed) {
+  const std::string dir = kernel_dir("kernels_unrun", "rope_half.comp", "void main()", "void main()");
+  Exit r = touchstone({"check", "--op", "rope_llama", "--dtype", "float32", "--cases", "4", "--backend", "vulkan", "--quiet",
+                       "--kernels", dir});
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Your kernels (--kernels; cases that ran each): " + dir + "/rope_half.comp 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("WARNING: your kernel " + dir + "/rope_half.comp ran in no case"), std::string::npos) << r.out;
+  fs::remove_all(dir);
 }
 
 TEST(Cli, AKernelsDirWithAStrangerOrNothingIsAUsageError) {
