@@ -624,6 +624,7 @@ TEST(Cli, KernelsDirReplacesTheKernelInCheckReproAndGoldenVerify) {
   Exit g = touchstone({"golden", "verify", golden, "--backend", "vulkan", "--kernels", dir});
   EXPECT_EQ(g.code, 1) << g.out;
   EXPECT_NE(g.out.find("kernels: " + dir + " (rope_half.comp)"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("Your kernels (--kernels; cases that ran each): " + dir + "/rope_half.comp 1"), std::string::npos) << g.out;
 
   const std::string id = "rope_half/B=1,H=2,S=3,D=10,pos=7,tables=random/float32/buffer/seed=4";
   Exit r = touchstone({"repro", id, "--backend", "vulkan"}, {"TOUCHSTONE_KERNELS=" + dir});
@@ -664,6 +665,11 @@ TEST(Cli, AKernelThatNoCaseRanIsNamed) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("Your kernels (--kernels; cases that ran each): " + dir + "/rope_half.comp 0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("WARNING: your kernel " + dir + "/rope_half.comp ran in no case"), std::string::npos) << r.out;
+  // golden verify the same: a rope_llama golden runs no rope_half kernel.
+  const std::string golden = std::string(TS_SOURCE_DIR) + "/goldens/rope_llama-float32-pass-1.safetensors";
+  Exit g = touchstone({"golden", "verify", golden, "--backend", "vulkan", "--kernels", dir});
+  EXPECT_EQ(g.code, 0) << g.out;
+  EXPECT_NE(g.out.find("WARNING: your kernel " + dir + "/rope_half.comp ran in no case"), std::string::npos) << g.out;
   fs::remove_all(dir);
 }
 

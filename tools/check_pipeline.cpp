@@ -33,7 +33,7 @@ CheckPipeline::CheckPipeline(const CheckOptions& o, CheckRun& run, const std::ve
     : o_(o), run_(run), slots_(slots), reporters_(std::move(reporters)), expectations_(run), capabilities_(slots.size()) {
   for (size_t s = 0; s < slots.size(); ++s)
     if (slots[s].backend) capabilities_[s] = slots[s].backend->info().capabilities;
-  for (const KernelFile& f : o.backends.kernels.files) run_.user_kernels[f.path] += 0;
+  run_.user_kernels = KernelUse(o.backends.kernels);
 }
 
 std::span<const Group> CheckPipeline::sweep_groups() const {
@@ -85,30 +85,13 @@ void CheckPipeline::record(const CaseVerdict& v, Group& g) {
     if (const char* path = capability_path(capabilities_[v.group_index - first_], v.c.sweep.dtype(),
                                            v.c.e.problem.fallback_paths))
       run_.paths[r.backend][path]++;
-  count_user_kernels(r);
+  run_.user_kernels.count(o_.backends.kernels, r.backend, r.kernels);
   if (!v.unexpected()) return;
   Failure f{{}, r.outcome, r.id, r.detail, v.c.elements, v.c.k, v.c.sweep.draw(v.c.k).has_value(), "", 0};
   if (f.drawn && (!g.smallest_drawn || f.smaller_than(*g.smallest_drawn))) g.smallest_drawn = f;
   if (!g.smallest || f.smaller_than(*g.smallest)) {
     f.json = v.json(true, o_.backends.kernels.dir);
     g.smallest = std::move(f);
-  }
-}
-
-// r.kernels names what the case's plan dispatched ("a + b"): each of the user's files among them, on
-// the backend that runs its language, ran in this case (whatever its outcome: a FAIL ran it too).
-void CheckPipeline::count_user_kernels(const CaseResult& r) {
-  if (r.kernels.empty()) return;
-  for (const KernelFile& f : o_.backends.kernels.files) {
-    if (r.backend != (f.ext == ".comp" ? "vulkan" : "webgpu")) continue;
-    for (size_t at = 0; at < r.kernels.size();) {
-      const size_t end = std::min(r.kernels.find(" + ", at), r.kernels.size());
-      if (r.kernels.compare(at, end - at, f.kernel) == 0) {
-        run_.user_kernels[f.path]++;
-        break;
-      }
-      at = end + 3;
-    }
   }
 }
 

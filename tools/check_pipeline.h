@@ -92,7 +92,6 @@ class CheckPipeline final : public CaseStream {
 
  private:
   void record(const CaseVerdict& v, Group& g);
-  void count_user_kernels(const CaseResult& r);
   std::span<const Group> sweep_groups() const;
 
   const CheckOptions& o_;

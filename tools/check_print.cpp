@@ -118,23 +118,7 @@ void print_summary(const CheckOptions& o, const CheckRun& run, const std::vector
     std::printf("\nA shard sees part of each group: whether a known-failure pattern is stale (XPASS) is decided by "
                 "`touchstone merge` over every shard's --json.\n");
 
-  // --kernels: how many cases ran each of the user's files; one that none ran was checked by nothing
-  // here (on lavapipe, say, every case of a tensor-core kernel is UNSUPPORTED), and a PASS table
-  // must not read as its verdict.
-  if (!run.user_kernels.empty()) {
-    std::string line;
-    for (auto& [path, n] : run.user_kernels) line += cat(line.empty() ? "" : ", ", path, " ", n);
-    std::printf("\nYour kernels (--kernels; cases that ran each): %s\n", line.c_str());
-  }
-  for (auto& [path, n] : run.user_kernels)
-    if (n == 0) {
-      const std::string warn = cat("WARNING: your kernel ", path, " ran in no case: nothing here checked it (its "
-                                   "cases were UNSUPPORTED, REJECTED or ERROR, none was drawn, or its backend "
-                                   "did not run).");
-      std::printf("\n%s\n", warn.c_str());
-      std::fflush(stdout);
-      std::fprintf(stderr, "%s\n", warn.c_str());
-    }
+  run.user_kernels.print();
   // A default run that could not reach a backend says so at the end, where a reader looks: its
   // kernels were not checked at all.
   for (auto& s : slots)

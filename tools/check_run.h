@@ -82,9 +82,7 @@ struct CheckRun {
   // backend -> capability path -> cases that ran on it (Problem::fallback_paths: both where the
   // device has the faster path)
   std::map<std::string, std::map<std::string, long long>> paths;
-  // --kernels: each of the user's files (its path) -> cases whose plan ran it on its backend (a
-  // .comp on vulkan, a .wgsl on webgpu); 0 = nothing in the run checked it.
-  std::map<std::string, long long> user_kernels;
+  KernelUse user_kernels;  // --kernels: the cases that ran each of the user's files
   long long runs = 0;
   double seconds = 0;
   std::string started;            // UTC

@@ -127,6 +127,7 @@ int verify(const Options& o, std::vector<std::string> files) {
   }
 
   auto t0 = std::chrono::steady_clock::now();
+  KernelUse use(o.backends.kernels);
   std::vector<std::string> findings = manifest_findings(files, dir);
   // JUnit groups: the reference, then one per backend slot, then the manifest.
   std::vector<std::pair<std::string, std::vector<CaseResult>>> groups = {{"golden/reference", {}}};
@@ -181,6 +182,7 @@ int verify(const Options& o, std::vector<std::string> files) {
       }
       CaseResult r = judge_golden(g, *slots[k].backend);
       std::printf(" %-17s", std::string(outcome_name(r.outcome)).c_str());
+      use.count(o.backends.kernels, r.backend, r.kernels);
       record(k + 1, std::move(r));
     }
     std::printf("\n");
@@ -205,6 +207,7 @@ int verify(const Options& o, std::vector<std::string> files) {
     std::printf("\nNot run on the backends under --layout '%s' (verified by the reference alone):\n", o.layout.c_str());
     for (auto& s : skipped) std::printf("  %s\n", s.c_str());
   }
+  if (!reference_only) use.print();
   std::printf("\n%zu golden files verified in %.2f s%s: %s\n", files.size(), since(t0),
               skipped.empty() ? "" : cat(", ", skipped.size(), " of them by the reference alone (--layout)").c_str(),
               failed ? "FAILED" : "all good");

@@ -1,6 +1,7 @@
 #include "tools/kernel_dir.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,6 +18,40 @@ std::string KernelDir::describe() const {
   std::string names;
   for (const KernelFile& f : files) names += cat(names.empty() ? "" : ", ", f.kernel, f.ext);
   return cat(dir, " (", names, ")");
+}
+
+KernelUse::KernelUse(const KernelDir& d) {
+  for (const KernelFile& f : d.files) cases[f.path] = 0;
+}
+
+void KernelUse::count(const KernelDir& d, const std::string& backend, const std::string& ran) {
+  for (const KernelFile& f : d.files) {
+    if (backend != (f.ext == ".comp" ? "vulkan" : "webgpu")) continue;
+    for (size_t at = 0; at < ran.size();) {
+      const size_t end = std::min(ran.find(" + ", at), ran.size());
+      if (ran.compare(at, end - at, f.kernel) == 0) {
+        cases[f.path]++;
+        break;
+      }
+      at = end + 3;
+    }
+  }
+}
+
+void KernelUse::print() const {
+  if (cases.empty()) return;
+  std::string line;
+  for (auto& [path, n] : cases) line += cat(line.empty() ? "" : ", ", path, " ", n);
+  std::printf("\nYour kernels (--kernels; cases that ran each): %s\n", line.c_str());
+  for (auto& [path, n] : cases)
+    if (n == 0) {
+      const std::string warn = cat("WARNING: your kernel ", path, " ran in no case: nothing here checked it (its "
+                                   "cases were UNSUPPORTED, REJECTED or ERROR, none was drawn, or its backend "
+                                   "did not run).");
+      std::printf("\n%s\n", warn.c_str());
+      std::fflush(stdout);
+      std::fprintf(stderr, "%s\n", warn.c_str());
+    }
 }
 
 KernelDir load_kernel_dir(const std::string& dir) {

@@ -2,6 +2,7 @@
 // `--kernels DIR` (or TOUCHSTONE_KERNELS): the user's kernels, DIR/<kernel>.comp (Vulkan GLSL) and
 // DIR/<kernel>.wgsl (WebGPU), each replacing the built-in kernel of that Dispatch::kernel stem at
 // run time (GpuBackend::set_kernel_source). Read and checked before any backend opens.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,20 @@ struct KernelDir {
   std::vector<KernelFile> files;  // sorted by file name
   // "DIR (<kernel>.comp, <kernel>.wgsl)"
   std::string describe() const;
+};
+
+// How many cases ran each of the user's files: a .comp on vulkan, a .wgsl on webgpu, whatever the
+// case's outcome (a FAIL ran it too). A file that none ran was checked by nothing (on lavapipe, for
+// one, every case of a tensor-core kernel is UNSUPPORTED), and a table of PASSes is not its verdict.
+struct KernelUse {
+  std::map<std::string, long long> cases;  // the file's path -> cases; every file of the dir, 0 at first
+
+  KernelUse() = default;
+  explicit KernelUse(const KernelDir& d);
+  // `ran`: CaseResult::kernels of a case on `backend`, the kernels its plan dispatched ("a + b").
+  void count(const KernelDir& d, const std::string& backend, const std::string& ran);
+  // The counts in one line, and a WARNING (stdout and stderr) for each file that no case ran.
+  void print() const;
 };
 
 // Reads every file of `dir`. UsageError (exit 2) when DIR is not a readable directory, holds no
