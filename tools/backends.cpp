@@ -174,7 +174,7 @@ nlohmann::json kernels_json(const KernelDir& kernels) {
   if (kernels.dir.empty()) return nullptr;
   nlohmann::json files = nlohmann::json::array();
   for (const KernelFile& f : kernels.files)
-    files.push_back({{"kernel", f.kernel}, {"backend", f.ext == ".comp" ? "vulkan" : "webgpu"}, {"file", f.path}});
+    files.push_back({{"kernel", f.kernel}, {"backend", f.backend()}, {"file", f.path}});
   return {{"dir", kernels.dir}, {"files", files}};
 }
 

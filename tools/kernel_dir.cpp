@@ -26,7 +26,7 @@ KernelUse::KernelUse(const KernelDir& d) {
 
 void KernelUse::count(const KernelDir& d, const std::string& backend, const std::string& ran) {
   for (const KernelFile& f : d.files) {
-    if (backend != (f.ext == ".comp" ? "vulkan" : "webgpu")) continue;
+    if (backend != f.backend()) continue;
     for (size_t at = 0; at < ran.size();) {
       const size_t end = std::min(ran.find(" + ", at), ran.size());
       if (ran.compare(at, end - at, f.kernel) == 0) {

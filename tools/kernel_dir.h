@@ -13,6 +13,8 @@ struct KernelFile {
   std::string ext;     // ".comp" or ".wgsl"
   std::string path;    // DIR/<kernel><ext>, as messages name it
   std::string text;
+  // The backend that runs this language: vulkan (.comp) or webgpu (.wgsl).
+  const char* backend() const { return ext == ".comp" ? "vulkan" : "webgpu"; }
 };
 
 struct KernelDir {
