@@ -25,9 +25,9 @@ const uint PP = TM / 4u + 1u;  // weight row pitch in vec4s, padded against bank
 shared vec4 ps[KC * PP];   // [key][row / 4][row % 4]
 shared vec4 vs[KC * TD4];  // [key][texel]
 
-// No private array is indexed by a loop variable (the fetches, stores and accumulators are written
-// out): a compiler that does not unroll such a loop keeps the array in local memory, and the
-// FMAs then go through memory.
+// No private array is indexed by a loop variable (the fetches and stores are written out, as the
+// accumulators are: sdpa_tile_acc): a compiler that does not unroll such a loop keeps the array in
+// local memory.
 uint l, kvh, G, rows, r0, t0, kend;
 
 // The next stage, fetched into registers while this one computes: invocation l loads weight pk =
@@ -53,6 +53,7 @@ void store(uint i, uint tx, vec4 a) {
   uint r = r0 + i;
   if (r < rows) out_store(out_texel_of(4u * (((r / G) * pc.Hq + kvh * G + r % G) * pc.D4 + t0 + tx)), a);
 }
+#include "sdpa_tile_acc.glsl"
 
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
@@ -71,9 +72,7 @@ void main() {
   pk = l % KC;
   pi = l / KC;
 
-  // acc_i: row 4ty + i, acc_(4+i): row TM/2 + 4ty + i (i < 4), head-dim texel t0 + tx.
-  vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
-  vec4 acc4 = vec4(0.0), acc5 = vec4(0.0), acc6 = vec4(0.0), acc7 = vec4(0.0);
+  // Rows 4ty + i and TM/2 + 4ty + i (sdpa_tile_acc.glsl), head-dim texel t0 + tx.
   fetch(0u);
   for (uint c0 = 0u; c0 < kend; c0 += KC) {
     put_p(pi, pa.x);
@@ -88,25 +87,10 @@ void main() {
     barrier();
     if (c0 + KC < kend) fetch(c0 + KC);
     for (uint c = 0u; c < KC && busy; ++c) {
-      vec4 a0 = ps[c * PP + ty], a1 = ps[c * PP + TM / 8u + ty], b = vs[c * TD4 + tx];
-      acc0 += a0.x * b;
-      acc1 += a0.y * b;
-      acc2 += a0.z * b;
-      acc3 += a0.w * b;
-      acc4 += a1.x * b;
-      acc5 += a1.y * b;
-      acc6 += a1.z * b;
-      acc7 += a1.w * b;
+      tile_fma(ps[c * PP + ty], ps[c * PP + TM / 8u + ty], vs[c * TD4 + tx]);
     }
     barrier();
   }
   if (!busy) return;
-  store(4u * ty, tx, acc0);
-  store(4u * ty + 1u, tx, acc1);
-  store(4u * ty + 2u, tx, acc2);
-  store(4u * ty + 3u, tx, acc3);
-  store(TM / 2u + 4u * ty, tx, acc4);
-  store(TM / 2u + 4u * ty + 1u, tx, acc5);
-  store(TM / 2u + 4u * ty + 2u, tx, acc6);
-  store(TM / 2u + 4u * ty + 3u, tx, acc7);
+  tile_store(ty, tx);
 }

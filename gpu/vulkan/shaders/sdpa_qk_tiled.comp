@@ -31,9 +31,9 @@ const float MASKED = -1.0e30;  // as in sdpa_qk_naive
 shared vec4 qs[KD4 * 4u * QP];  // [dim][row / 4][row % 4]
 shared vec4 ks[KD4 * 4u * KP];  // [dim][key / 4][key % 4]
 
-// No private array is indexed by a loop variable (the fetches, stores and accumulators are written
-// out): a compiler that does not unroll such a loop keeps the array in local memory, and the
-// FMAs then go through memory.
+// No private array is indexed by a loop variable (the fetches and stores are written out, as the
+// accumulators are: sdpa_tile_acc): a compiler that does not unroll such a loop keeps the array in
+// local memory.
 uint l, kvh, G, rows, r0, c0;
 
 // Texel e % KD4 of tile row e / KD4: consecutive invocations read consecutive texels of a row.
@@ -73,6 +73,7 @@ void store(uint i, uint tx, vec4 a) {
   put_score(row, s, c + 2u, a.z);
   put_score(row, s, c + 3u, a.w);
 }
+#include "sdpa_tile_acc.glsl"
 
 void main() {
   uint w = gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
@@ -89,9 +90,7 @@ void main() {
   bool skip = SKIP_MASKED_TILES != 0 && c0 > pc.pos + s_last;  // uniform in the workgroup
   bool busy = r0 + 4u * ty < rows;  // this invocation has a row to compute (decode: few do)
 
-  // acc_i: row 4ty + i, acc_(4+i): row TM/2 + 4ty + i (i < 4); lane j: key 4tx + j.
-  vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
-  vec4 acc4 = vec4(0.0), acc5 = vec4(0.0), acc6 = vec4(0.0), acc7 = vec4(0.0);
+  // Rows 4ty + i and TM/2 + 4ty + i (sdpa_tile_acc.glsl); lane j: key 4tx + j.
   // The next stage, fetched into registers while this one computes (TM*KD4 = 2 WG, TN*KD4 = WG).
   vec4 q0 = vec4(0.0), q1 = vec4(0.0), k0 = vec4(0.0);
   if (!skip) {
@@ -110,24 +109,9 @@ void main() {
       k0 = fetch_k(l, d0 + KD4);
     }
     for (uint d = 0u; d < KD4 * 4u && busy; ++d) {
-      vec4 a0 = qs[d * QP + ty], a1 = qs[d * QP + TM / 8u + ty], b = ks[d * KP + tx];
-      acc0 += a0.x * b;
-      acc1 += a0.y * b;
-      acc2 += a0.z * b;
-      acc3 += a0.w * b;
-      acc4 += a1.x * b;
-      acc5 += a1.y * b;
-      acc6 += a1.z * b;
-      acc7 += a1.w * b;
+      tile_fma(qs[d * QP + ty], qs[d * QP + TM / 8u + ty], ks[d * KP + tx]);
     }
     barrier();
   }
-  store(4u * ty, tx, acc0);
-  store(4u * ty + 1u, tx, acc1);
-  store(4u * ty + 2u, tx, acc2);
-  store(4u * ty + 3u, tx, acc3);
-  store(TM / 2u + 4u * ty, tx, acc4);
-  store(TM / 2u + 4u * ty + 1u, tx, acc5);
-  store(TM / 2u + 4u * ty + 2u, tx, acc6);
-  store(TM / 2u + 4u * ty + 3u, tx, acc7);
+  tile_store(ty, tx);
 }

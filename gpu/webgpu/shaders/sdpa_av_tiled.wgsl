@@ -25,9 +25,9 @@ const PP = 33u;  // TM / 4 + 1: weight row pitch in vec4s, padded against bank c
 var<workgroup> ps : array<vec4<f32>, 528>;  // KC * PP: [key][row / 4][row % 4]
 var<workgroup> vs : array<vec4<f32>, 256>;  // KC * TD4: [key][texel]
 
-// No private array is indexed by a loop variable (the fetches, stores and accumulators are written
-// out): a compiler that does not unroll such a loop keeps the array in local memory, and the
-// FMAs then go through memory.
+// No private array is indexed by a loop variable (the fetches and stores are written out, as the
+// accumulators are: sdpa_tile_acc): a compiler that does not unroll such a loop keeps the array in
+// local memory.
 struct Tile { l: u32, kvh: u32, G: u32, rows: u32, r0: u32, t0: u32, kend: u32, pk: u32, pi: u32 }
 
 // The next stage, fetched into registers while this one computes: invocation l loads weight pk =
@@ -56,6 +56,7 @@ fn store(k: Tile, i: u32, tx: u32, a: vec4<f32>) {
   let r = k.r0 + i;
   if (r < k.rows) { out_store(out_texel_of(4u * (((r / k.G) * pc.Hq + k.kvh * k.G + r % k.G) * pc.D4 + k.t0 + tx)), a); }
 }
+#include "sdpa_tile_acc.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -75,15 +76,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let k = Tile(l, rest / pc.dtiles, G, rows, r0, t0, kend, l % KC, l / KC);
   let busy = r0 + 4u * ty < rows && t0 + tx < pc.D4;  // this invocation has outputs (decode: few do)
 
-  // acc_i: row 4ty + i, acc_(4+i): row TM/2 + 4ty + i (i < 4), head-dim texel t0 + tx.
-  var acc0 = vec4<f32>(0.0);
-  var acc1 = vec4<f32>(0.0);
-  var acc2 = vec4<f32>(0.0);
-  var acc3 = vec4<f32>(0.0);
-  var acc4 = vec4<f32>(0.0);
-  var acc5 = vec4<f32>(0.0);
-  var acc6 = vec4<f32>(0.0);
-  var acc7 = vec4<f32>(0.0);
+  // Rows 4ty + i and TM/2 + 4ty + i (sdpa_tile_acc.wgsl), head-dim texel t0 + tx.
   fetch(k, 0u);
   for (var c0 = 0u; c0 < kend; c0 += KC) {
     put_p(k, k.pi, pa.x);
@@ -98,27 +91,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     if (c0 + KC < kend) { fetch(k, c0 + KC); }
     for (var c = 0u; c < KC && busy; c++) {
-      let a0 = ps[c * PP + ty];
-      let a1 = ps[c * PP + TM / 8u + ty];
-      let b = vs[c * TD4 + tx];
-      acc0 += a0.x * b;
-      acc1 += a0.y * b;
-      acc2 += a0.z * b;
-      acc3 += a0.w * b;
-      acc4 += a1.x * b;
-      acc5 += a1.y * b;
-      acc6 += a1.z * b;
-      acc7 += a1.w * b;
+      tile_fma(ps[c * PP + ty], ps[c * PP + TM / 8u + ty], vs[c * TD4 + tx]);
     }
     workgroupBarrier();
   }
   if (!busy) { return; }
-  store(k, 4u * ty, tx, acc0);
-  store(k, 4u * ty + 1u, tx, acc1);
-  store(k, 4u * ty + 2u, tx, acc2);
-  store(k, 4u * ty + 3u, tx, acc3);
-  store(k, TM / 2u + 4u * ty, tx, acc4);
-  store(k, TM / 2u + 4u * ty + 1u, tx, acc5);
-  store(k, TM / 2u + 4u * ty + 2u, tx, acc6);
-  store(k, TM / 2u + 4u * ty + 3u, tx, acc7);
+  tile_store(k, ty, tx);
 }

@@ -27,9 +27,9 @@ const MASKED = -1.0e30;  // as in sdpa_qk_naive
 var<workgroup> qs : array<vec4<f32>, 528>;  // KD4 * 4 * QP: [dim][row / 4][row % 4]
 var<workgroup> ks : array<vec4<f32>, 272>;  // KD4 * 4 * KP: [dim][key / 4][key % 4]
 
-// No private array is indexed by a loop variable (the fetches, stores and accumulators are written
-// out): a compiler that does not unroll such a loop keeps the array in local memory, and the
-// FMAs then go through memory.
+// No private array is indexed by a loop variable (the fetches and stores are written out, as the
+// accumulators are: sdpa_tile_acc): a compiler that does not unroll such a loop keeps the array in
+// local memory.
 struct Tile { l: u32, kvh: u32, G: u32, rows: u32, r0: u32, c0: u32 }
 
 // Texel e % KD4 of tile row e / KD4: zeros past D and past S*G rows; keys past ctx clamped.
@@ -78,6 +78,7 @@ fn store(k: Tile, i: u32, tx: u32, a: vec4<f32>) {
   put_score(row, s, c + 2u, a.z);
   put_score(row, s, c + 3u, a.w);
 }
+#include "sdpa_tile_acc.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -99,15 +100,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let skip = SKIP_MASKED_TILES != 0 && c0 > pc.pos + s_last;
   let busy = r0 + 4u * ty < rows;  // this invocation has a row to compute (decode: few do)
 
-  // acc_i: row 4ty + i, acc_(4+i): row TM/2 + 4ty + i (i < 4); lane j: key 4tx + j.
-  var acc0 = vec4<f32>(0.0);
-  var acc1 = vec4<f32>(0.0);
-  var acc2 = vec4<f32>(0.0);
-  var acc3 = vec4<f32>(0.0);
-  var acc4 = vec4<f32>(0.0);
-  var acc5 = vec4<f32>(0.0);
-  var acc6 = vec4<f32>(0.0);
-  var acc7 = vec4<f32>(0.0);
+  // Rows 4ty + i and TM/2 + 4ty + i (sdpa_tile_acc.wgsl); lane j: key 4tx + j.
   // The next stage, fetched into registers while this one computes (TM*KD4 = 2 WG, TN*KD4 = WG).
   var q0 = vec4<f32>(0.0);
   var q1 = vec4<f32>(0.0);
@@ -128,26 +121,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       k0 = fetch_k(k, l, d0 + KD4);
     }
     for (var d = 0u; d < KD4 * 4u && busy; d++) {
-      let a0 = qs[d * QP + ty];
-      let a1 = qs[d * QP + TM / 8u + ty];
-      let b = ks[d * KP + tx];
-      acc0 += a0.x * b;
-      acc1 += a0.y * b;
-      acc2 += a0.z * b;
-      acc3 += a0.w * b;
-      acc4 += a1.x * b;
-      acc5 += a1.y * b;
-      acc6 += a1.z * b;
-      acc7 += a1.w * b;
+      tile_fma(qs[d * QP + ty], qs[d * QP + TM / 8u + ty], ks[d * KP + tx]);
     }
     workgroupBarrier();
   }
-  store(k, 4u * ty, tx, acc0);
-  store(k, 4u * ty + 1u, tx, acc1);
-  store(k, 4u * ty + 2u, tx, acc2);
-  store(k, 4u * ty + 3u, tx, acc3);
-  store(k, TM / 2u + 4u * ty, tx, acc4);
-  store(k, TM / 2u + 4u * ty + 1u, tx, acc5);
-  store(k, TM / 2u + 4u * ty + 2u, tx, acc6);
-  store(k, TM / 2u + 4u * ty + 3u, tx, acc7);
+  tile_store(k, ty, tx);
 }
