@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "gpu/embedded.h"
 #include "gpu/kernel_source.h"
@@ -43,20 +44,32 @@ TEST(KernelSource, AMissingIncludeNamesTheKernelAndTheFile) {
   }
 }
 
-// The built-in q8ta kernels hold their shared code once, through includes, in both languages.
-TEST(KernelSource, BuiltInKernelsShareTheQ8taCodeThroughIncludes) {
-  for (const auto& [dir, ext, requant] : {std::tuple{"gpu/vulkan/shaders/", ".comp", "int requantize("},
-                                          std::tuple{"gpu/webgpu/shaders/", ".wgsl", "fn requantize("}})
-    for (const char* kernel : {"q8ta_linear_tiled", "q8ta_linear_gemv", "q8ta_conv2d_general", "q8ta_conv2d_gemm"}) {
-      const std::string path = std::string(dir) + kernel + ext;
-      const std::string_view own = embedded(path);
-      const std::string text = resolve_includes(own, dir, path);
-      EXPECT_EQ(count(std::string(own), requant), 0u) << path << " defines requantize itself";
-      EXPECT_EQ(count(text, requant), 1u) << path;
-      EXPECT_EQ(count(text, "#include"), 0u) << path;
-      const bool tiled = std::string(kernel) == "q8ta_linear_tiled" || std::string(kernel) == "q8ta_conv2d_gemm";
-      EXPECT_EQ(count(text, "q8ta_gemm_tile("), tiled ? 2u : 0u) << path;  // defined and called
-    }
+// The built-in kernels hold their shared code once, through includes, in both languages: each
+// shared definition stands in the includer's resolved text once and not in the includer's own.
+TEST(KernelSource, BuiltInKernelsShareTheirCodeThroughIncludes) {
+  struct Shared {
+    std::vector<const char*> kernels;
+    const char* glsl;  // the definition in GLSL, then in WGSL
+    const char* wgsl;
+  };
+  const Shared shared[] = {
+      {{"q8ta_linear_tiled", "q8ta_linear_gemv", "q8ta_conv2d_general", "q8ta_conv2d_gemm"}, "int requantize(",
+       "fn requantize("},
+      {{"q8ta_linear_tiled", "q8ta_conv2d_gemm"}, "void q8ta_gemm_tile(", "fn q8ta_gemm_tile("},
+      {{"sdpa_qk_tiled", "sdpa_av_tiled"}, "void tile_fma(", "fn tile_fma("},
+      {{"sdpa_split_partial", "sdpa_decode_partial"}, "void chunk_softmax(", "fn chunk_softmax("},
+  };
+  for (const Shared& sh : shared)
+    for (const auto& [dir, ext, def] : {std::tuple{"gpu/vulkan/shaders/", ".comp", sh.glsl},
+                                        std::tuple{"gpu/webgpu/shaders/", ".wgsl", sh.wgsl}})
+      for (const char* kernel : sh.kernels) {
+        const std::string path = std::string(dir) + kernel + ext;
+        const std::string_view own = embedded(path);
+        const std::string text = resolve_includes(own, dir, path);
+        EXPECT_EQ(count(std::string(own), def), 0u) << path << " defines " << def << " itself";
+        EXPECT_EQ(count(text, def), 1u) << path << ": " << def;
+        EXPECT_EQ(count(text, "#include"), 0u) << path;
+      }
 }
 
 }  // namespace
