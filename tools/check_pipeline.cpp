@@ -85,7 +85,7 @@ void CheckPipeline::record(const CaseVerdict& v, Group& g) {
     if (const char* path = capability_path(capabilities_[v.group_index - first_], v.c.sweep.dtype(),
                                            v.c.e.problem.fallback_paths))
       run_.paths[r.backend][path]++;
-  run_.user_kernels.count(o_.backends.kernels, r.backend, r.kernels);
+  run_.user_kernels.count(r.backend, r.kernels);
   if (!v.unexpected()) return;
   Failure f{{}, r.outcome, r.id, r.detail, v.c.elements, v.c.k, v.c.sweep.draw(v.c.k).has_value(), "", 0};
   if (f.drawn && (!g.smallest_drawn || f.smaller_than(*g.smallest_drawn))) g.smallest_drawn = f;

@@ -182,7 +182,7 @@ int verify(const Options& o, std::vector<std::string> files) {
       }
       CaseResult r = judge_golden(g, *slots[k].backend);
       std::printf(" %-17s", std::string(outcome_name(r.outcome)).c_str());
-      use.count(o.backends.kernels, r.backend, r.kernels);
+      use.count(r.backend, r.kernels);
       record(k + 1, std::move(r));
     }
     std::printf("\n");

@@ -21,16 +21,16 @@ std::string KernelDir::describe() const {
 }
 
 KernelUse::KernelUse(const KernelDir& d) {
-  for (const KernelFile& f : d.files) cases[f.path] = 0;
+  for (const KernelFile& f : d.files) files.push_back({f.path, f.kernel, f.backend()});
 }
 
-void KernelUse::count(const KernelDir& d, const std::string& backend, const std::string& ran) {
-  for (const KernelFile& f : d.files) {
-    if (backend != f.backend()) continue;
+void KernelUse::count(const std::string& backend, const std::string& ran) {
+  for (File& f : files) {
+    if (backend != f.backend) continue;
     for (size_t at = 0; at < ran.size();) {
       const size_t end = std::min(ran.find(" + ", at), ran.size());
       if (ran.compare(at, end - at, f.kernel) == 0) {
-        cases[f.path]++;
+        f.cases++;
         break;
       }
       at = end + 3;
@@ -39,13 +39,13 @@ void KernelUse::count(const KernelDir& d, const std::string& backend, const std:
 }
 
 void KernelUse::print() const {
-  if (cases.empty()) return;
+  if (files.empty()) return;
   std::string line;
-  for (auto& [path, n] : cases) line += cat(line.empty() ? "" : ", ", path, " ", n);
+  for (const File& f : files) line += cat(line.empty() ? "" : ", ", f.path, " ", f.cases);
   std::printf("\nYour kernels (--kernels; cases that ran each): %s\n", line.c_str());
-  for (auto& [path, n] : cases)
-    if (n == 0) {
-      const std::string warn = cat("WARNING: your kernel ", path, " ran in no case: nothing here checked it (its "
+  for (const File& f : files)
+    if (f.cases == 0) {
+      const std::string warn = cat("WARNING: your kernel ", f.path, " ran in no case: nothing here checked it (its "
                                    "cases were UNSUPPORTED, REJECTED or ERROR, none was drawn, or its backend "
                                    "did not run).");
       std::printf("\n%s\n", warn.c_str());

@@ -2,7 +2,6 @@
 // `--kernels DIR` (or TOUCHSTONE_KERNELS): the user's kernels, DIR/<kernel>.comp (Vulkan GLSL) and
 // DIR/<kernel>.wgsl (WebGPU), each replacing the built-in kernel of that Dispatch::kernel stem at
 // run time (GpuBackend::set_kernel_source). Read and checked before any backend opens.
-#include <map>
 #include <string>
 #include <vector>
 
@@ -28,12 +27,16 @@ struct KernelDir {
 // case's outcome (a FAIL ran it too). A file that none ran was checked by nothing (on lavapipe, for
 // one, every case of a tensor-core kernel is UNSUPPORTED), and a table of PASSes is not its verdict.
 struct KernelUse {
-  std::map<std::string, long long> cases;  // the file's path -> cases; every file of the dir, 0 at first
+  struct File {
+    std::string path, kernel, backend;
+    long long cases = 0;
+  };
+  std::vector<File> files;  // every file of the dir, in its order
 
   KernelUse() = default;
   explicit KernelUse(const KernelDir& d);
   // `ran`: CaseResult::kernels of a case on `backend`, the kernels its plan dispatched ("a + b").
-  void count(const KernelDir& d, const std::string& backend, const std::string& ran);
+  void count(const std::string& backend, const std::string& ran);
   // The counts in one line, and a WARNING (stdout and stderr) for each file that no case ran.
   void print() const;
 };
