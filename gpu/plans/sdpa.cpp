@@ -326,20 +326,22 @@ std::vector<Dispatch> plan(const Problem& p) {
 //  - The reciprocal and the final product are as before.
 // impl=coopmat (sdpa_flash_coopmat.comp) computes the single softmax on float16 tensor cores, in one
 // pass, in log2 units: y_c = fl(scale2 * dot_c) with scale2 = scale * log2(e) rounded once (the
-// plan), a row's reference R the ceiling of its largest y so far (an integer), e_c = exp2(y_c - R_t)
-// with R_t the reference when c's tile came, and every sum multiplied by 2^(R_t - R_t') when the
-// reference rises: exact, so e_c ends as exp2(y_c - R) 2^0 for the final R, one exp2 and no other
-// rounding (the kernel's two streams of keys each have their own R, at most the row's, and meet
-// scaled by exact powers of two, the same argument); out_d = (sum_c e'_c v_cd) * (1 / L),
-// L = sum_c e_c. What changes, and only that:
+// plan), a row's reference R an integer within 1 of its largest y so far (the ceiling of a tile's
+// largest y, taken where that passes R by more than 1), e_c = exp2(y_c - R_t) with R_t the reference
+// when c's tile came, and every sum multiplied by 2^(R_t - R_t') when the reference rises: exact, so
+// e_c ends as exp2(y_c - R) 2^0 for the final R, one exp2 and no other rounding (the kernel's two
+// streams of keys each have their own R and meet at the larger, which is within 1 of the row's
+// largest y too, scaled by exact powers of two, the same argument);
+// out_d = (sum_c e'_c v_cd) * (1 / L), L = sum_c e_c. What changes, and only that:
 //  - The scores: one more rounding (scale2) and the change of units, gamma(D + 4) for gamma(D + 2).
-//  - The exponent: R - max_c y_c < 1, so |y_c - R| ln 2 <= |x_c - M| + ln 2: T_c + ln 2 for T_c, and
+//  - The exponent: |R - max_c y_c| < 1, so |y_c - R| ln 2 <= |x_c - M| + ln 2: T_c + ln 2 for T_c, and
 //    exp2's (3 + 2|t|)-ulp error counts |t| in log2 units, (T_c + ln 2) / ln 2.
-//  - The largest weight is >= 1/2, not 1, which the split's term below already allows (L >= 1/2).
+//  - The largest weight is in [1/2, 2], not 1, which the split's term below already allows (L >= 1/2;
+//    w = 2^12 e <= 2^13 is a float16 number).
 //  - A sum scaled past 2^-126 is dropped (factor 0), one subnormal flushed or rounded at most: at
-//    most n 2^-126 max|v_cd| / L of out per rise of R, at most one a stream's block of 16 keys and
-//    one a stream where the kernel's two streams of keys meet (the n 2^-124 term, with 2^-130 for
-//    the accumulators' own flushes).
+//    most n 2^-125 max|v_cd| / L of out per rise of R (weights <= 2), at most one a stream's block of
+//    16 keys and one a stream where the kernel's two streams of keys meet (the n 2^-124 term, with
+//    2^-130 for the accumulators' own flushes).
 //  - Every operation's unit roundoff is 2^-23 (kUnitTensorCore): tensor cores may truncate their
 //    float32 sums instead of rounding to nearest; the float32 exps, sums and products are covered too.
 //  - The products e v need a float16 weight: w = 2^12 e (exact), w' = w_hi + w_lo, w_hi = w cut to
@@ -564,12 +566,13 @@ std::vector<float> sdpa_split(const Problem& p, const Floats& in, const std::vec
 // sdpa impl=coopmat (sdpa_flash_coopmat.comp): scores as tiled's times scale2 (log2 units; the
 // tensor cores' summation order is theirs: emulated in order). The keys in two streams, blocks of 16
 // keys taken in turn (keys c with c / 16 even, and odd), each a flash attention of its own, block by
-// block: R the ceiling of the stream's largest score so far, its sums so far times 2^(R_old - R) (0
-// past 2^-126) where R rises, e = exp2(y - R); l in 16 partial sums, the one of column j taking the
-// stream's keys c with c % 16 = j in key order (and the rises' factors), then columns 0..7 and 8..15
-// each in order, then the two; the weighted sum adds w_hi v and w_lo v (w = 4096 e, w_hi = w cut to
-// 11 significant bits, w_lo = float16(w - w_hi)) in key order. At the end both streams' l and sums
-// go to the larger R the same way (f0, f1), l = l0 f0 + l1 f1, out = (sum0 f0 + sum1 f1) * (1 / l) / 4096.
+// block: R the ceiling of the block's largest score where that passes R by more than 1, its sums so
+// far times 2^(R_old - R) (0 past 2^-126) where R rises, e = exp2(y - R); l in 16 partial sums, the
+// one of column j taking the stream's keys c with c % 16 = j in key order (and the rises' factors),
+// then columns 0..7 and 8..15 each in order, then the two; the weighted sum adds w_hi v and w_lo v
+// (w = 4096 e, w_hi = w cut to 11 significant bits, w_lo = float16(w - w_hi)) in key order. At the
+// end both streams' l and sums go to the larger R the same way (f0, f1), l = l0 f0 + l1 f1,
+// out = (sum0 f0 + sum1 f1) * (1 / l) / 4096.
 // The score of query row `row` (s * Hq + h) against key c of kv head kvh: a float32 dot product in
 // head-dim order, then the scale (naive's, tiled's and coopmat's order alike).
 float scaled_dot(const std::vector<float>& q, const std::vector<float>& K, int64_t row, int64_t c, int64_t kvh,
@@ -602,7 +605,8 @@ std::vector<float> sdpa_coopmat(const Problem& p, const Floats& in, const std::v
         std::array<float, 16> L{};
         for (int64_t c0 = 16 * int64_t(st); c0 < n; c0 += 32) {
           const int64_t c1 = std::min(c0 + 16, n);
-          const float Rn = std::max(R[st], std::ceil(*std::max_element(y.begin() + c0, y.begin() + c1)));
+          const float top = *std::max_element(y.begin() + c0, y.begin() + c1);
+          const float Rn = top - R[st] > 1.0f ? std::ceil(top) : R[st];
           const float f = rescale(R[st], Rn);
           R[st] = Rn;
           for (float& a : L) a *= f;

@@ -18,12 +18,15 @@
 // 0..15 and subgroup w + 4 keys 16..31: two independent streams of a strip's keys, each a whole
 // flash attention of its own (its R, l and sums), which meet once, at the end. So each subgroup has
 // half the products a tile, and a multiprocessor two subgroups a strip to run while one waits.
-// One pass, online: each row keeps R, the ceiling of the largest y its stream has seen, an integer.
-// A tile's weights are e = exp2(y - R) <= 1 (the largest one of a row >= 1/2), and where a tile
-// raises R by j, the row's sums so far are multiplied by 2^-j: exact (a power of two; past 2^-126
-// they are dropped, at most 2^-126 of their size), so every weight passes one exp2 and no rounding
-// else, as in a two-pass softmax whose max were R (gpu/plans/sdpa.cpp, "impl=coopmat"). At the end
-// each stream's sums go to the larger of the two R the same way, and are added.
+// One pass, online: each row keeps R, an integer within 1 of the largest y its stream has seen:
+// R rises, to the ceiling of a tile's largest y, only where that passes R by more than 1 (a rise
+// costs the subgroup a factor matrix and a pass over its sums; a row's first keys cost none, as
+// its sums are still 0). A tile's weights are e = exp2(y - R) <= 2 (the largest one of a row
+// >= 1/2), and where a tile raises R by j, the row's sums so far are multiplied by 2^-j: exact (a
+// power of two; past 2^-126 they are dropped, at most 2^-126 of their size), so every weight passes
+// one exp2 and no rounding else, as in a two-pass softmax whose max were R (gpu/plans/sdpa.cpp,
+// "impl=coopmat"). At the end each stream's sums go to the larger of the two R the same way, and
+// are added.
 // Rows live spread over the lanes in the accumulators' own layout, which no API states. So whatever
 // needs a row's value goes through a 16x16 matrix stored by lanes and loaded as one: element i of it
 // belongs to element i of every accumulator. The scores go out once, for the row maxima (lane pair
@@ -35,9 +38,10 @@
 // split into w_hi, w cut to 11 significant bits, and w_lo = float16(w - w_hi); both multiply V (two
 // products, one float32 accumulator), which keeps e to about 2^-20 relative, and out takes the 2^-12
 // back with 1 / l. The scale keeps both halves normal float16 numbers down to e = 2^-15 (w_hi down
-// to 2^-26): a device that flushes float16 subnormals (the specs allow it without DenormPreserve,
-// in conversions and on tensor cores alike) loses at most 2^-26 of a weight. The halves go from
-// float32 accumulators to float16 A operands by a conversion of the matrices, no memory between.
+// to 2^-26), and w <= 2^13 far below float16's largest: a device that flushes float16 subnormals
+// (the specs allow it without DenormPreserve, in conversions and on tensor cores alike) loses at
+// most 2^-26 of a weight. The halves go from float32 accumulators to float16 A operands by a
+// conversion of the matrices, no memory between.
 // One shared array holds everything as uvec2 (glslang 12 loads float16 cooperative matrices from
 // scalar or uint arrays only): the query rows, later over them the scores, the factors and the
 // streams' (R, l), and at the end the output.
@@ -148,7 +152,7 @@ void attend(uint r0) {
   // This lane's row of the subgroup's strip and its half of the subgroup's 16 keys of a tile.
   uint rr = lane >> 1u, half_ = lane & 1u, r = r0 + 16u * strip + rr;
   uint n = r < rows ? pc.pos + r / G + 1u : 0u;  // keys the row sees
-  float R = MASKED;  // the row's reference over this subgroup's keys: the ceiling of their largest score
+  float R = MASKED;  // the row's reference over this subgroup's keys: within 1 of their largest score
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> o[DB];
   [[unroll]] for (uint dn = 0u; dn < DB; ++dn) o[dn] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> lsum = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
@@ -183,8 +187,9 @@ void attend(uint r0) {
       if (c + k + 1u < n) top = max(top, pc.scale_log2 * v.y);
     }
     top = max(top, subgroupShuffleXor(top, 1u));
-    // A power of two: R and its successor are integers, and R - Rn >= -126 is a normal float.
-    float Rn = max(R, ceil(top)), f = rescale(R, Rn);
+    // A power of two: R and its successor are integers, and R - Rn >= -126 is a normal float. While
+    // R is MASKED the row's sums are 0 (every weight so far exp2(y - KILL) = 0), whatever f.
+    float Rn = top - R > 1.0 ? ceil(top) : R, f = R == MASKED ? 1.0 : rescale(R, Rn);
     R = Rn;
     // Over the scores this lane read: what each score's exponent subtracts, R, or KILL where the key
     // is past the row's causal limit (its weight exp2(y - KILL) is 0).

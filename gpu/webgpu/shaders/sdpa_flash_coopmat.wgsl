@@ -5,7 +5,7 @@
 //   out[s,h,:] = (sum_c 2^(y_c - R) v_cache[c,kvh,:]) / (sum_c 2^(y_c - R))
 // Query rows r = s*G + g of kv head kvh; a workgroup of 8 subgroups (Dispatch::subgroup = 32) takes
 // BR = 64 rows in 4 strips of 16; subgroups w and w + 4 both work on strip w, taking keys 0..15 and
-// 16..31 of each 32-key tile: two streams, each with its own R (the ceiling of its largest y), l and
+// 16..31 of each 32-key tile: two streams, each with its own R (within 1 of its largest y), l and
 // sums, which meet at the end by exact powers of two; each weight e = exp2(y - R) is split into
 // float16 halves w_hi + w_lo of w = 4096 e. Paired row tiles as the GLSL twin has them.
 // What WGSL changes: its subgroup matrices have no elements to read or write and no conversions, and
@@ -148,7 +148,9 @@ fn attend(r0: u32, w: u32, lane: u32) {
   let sat = sbase + rr * SS + 8u * half_;  // this lane's 8 elements in it
   let wat = w * 16u * WS + rr * WS + 8u * half_;  // and in its weight blocks (after HOFF, LOFF)
   let cw = 16u * dh;               // the subgroup's keys of a tile: c0 + cw ..
-  // Pass 1, the keys alone: R, the ceiling of the largest y of the row's stream.
+  // Pass 1, the keys alone: the row stream's final R as the one-pass kernel has it (an integer within
+  // 1 of the largest y: it rises, to the ceiling of a tile's largest y, where that passes it by more
+  // than 1).
   var R = MASKED;
   for (var c0 = 0u; c0 < limit; c0 += BC) {
     workgroupBarrier();  // every subgroup is done with the previous keys (first: the query rows)
@@ -162,7 +164,8 @@ fn attend(r0: u32, w: u32, lane: u32) {
     for (var k = 0u; k < 8u; k++) {
       if (c + k < n) { top = max(top, pc.scale_log2 * fsm[sat + k]); }
     }
-    R = max(R, ceil(max(top, subgroupShuffleXor(top, 1u))));
+    top = max(top, subgroupShuffleXor(top, 1u));
+    if (top - R > 1.0) { R = ceil(top); }
   }
   // Pass 2: the weights against the final R, and their sums.
   var o : array<Acc, DB>;
