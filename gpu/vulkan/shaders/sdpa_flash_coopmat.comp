@@ -29,9 +29,11 @@
 // are added.
 // Rows live spread over the lanes in the accumulators' own layout, which no API states. So whatever
 // needs a row's value goes through a 16x16 matrix stored by lanes and loaded as one: element i of it
-// belongs to element i of every accumulator. The scores go out once, for the row maxima (lane pair
+// belongs to element i of every accumulator. The scores go out, for the row maxima (lane pair
 // (2i, 2i+1) reads row i, 8 keys each); over them the lanes write what each score's exponent
 // subtracts (R, or KILL past the causal limit), and where R rises, a matrix of the rows' factors.
+// Only a tile that masks a key or raises an R takes that trip: in the others, the subtrahends the
+// subgroup holds are all R already, and the scores in registers show that no R rises.
 // The weights are then computed in the scores' own registers, and their sums l kept there too, one
 // partial sum per element (added along the rows at the end).
 // The A operand of the weighted sum must be float16: a weight is scaled, w = 2^12 e (exact), and
@@ -153,6 +155,10 @@ void attend(uint r0) {
   uint rr = lane >> 1u, half_ = lane & 1u, r = r0 + 16u * strip + rr;
   uint n = r < rows ? pc.pos + r / G + 1u : 0u;  // keys the row sees
   float R = MASKED;  // the row's reference over this subgroup's keys: within 1 of their largest score
+  // What each score's exponent subtracts, as the last tile that went through shared memory left it;
+  // held: R for every element (that tile masked no key), which stays so until R rises.
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> sub;
+  bool held = false;
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> o[DB];
   [[unroll]] for (uint dn = 0u; dn < DB; ++dn) o[dn] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> lsum = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
@@ -176,38 +182,54 @@ void attend(uint r0) {
       coopMatLoadNV(kb, sm, KOFF + cw * DP + 4u * kk, DP, true);
       sc = coopMatMulAddNV(qa[kk], kb, sc);
     }
-    coopMatStoreNV(sc, sm, sbase, SS / 2u, false);
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();
     uint c = c0 + cw + 8u * half_;  // the key of this lane's first score
-    float top = MASKED;
-    [[unroll]] for (uint k = 0u; k < 8u; k += 2u) {
-      vec2 v = uintBitsToFloat(sm[sat + k / 2u]);
-      if (c + k < n) top = max(top, pc.scale_log2 * v.x);
-      if (c + k + 1u < n) top = max(top, pc.scale_log2 * v.y);
+    // A tile that masks no key and raises no R (no score passes its row's R by more than 1, as the
+    // row maxima below would find: the same operations, uncontracted) needs neither the row maxima
+    // nor new subtrahends: the held ones are its own.
+    bool edge = c + 8u > n, trip = !held || subgroupAny(edge);
+    if (!trip) {
+      bool rise = false;
+      [[unroll]] for (int i = 0; i < sc.length(); ++i) {
+        precise float y = pc.scale_log2 * sc[i];
+        precise float t = y - sub[i];
+        rise = rise || t > 1.0;
+      }
+      trip = subgroupAny(rise);
     }
-    top = max(top, subgroupShuffleXor(top, 1u));
-    // A power of two: R and its successor are integers, and R - Rn >= -126 is a normal float. While
-    // R is MASKED the row's sums are 0 (every weight so far exp2(y - KILL) = 0), whatever f.
-    float Rn = top - R > 1.0 ? ceil(top) : R, f = R == MASKED ? 1.0 : rescale(R, Rn);
-    R = Rn;
-    // Over the scores this lane read: what each score's exponent subtracts, R, or KILL where the key
-    // is past the row's causal limit (its weight exp2(y - KILL) is 0).
-    [[unroll]] for (uint k = 0u; k < 8u; k += 2u)
-      sm[sat + k / 2u] = floatBitsToUint(vec2(c + k < n ? R : KILL, c + k + 1u < n ? R : KILL));
-    if (subgroupAny(f != 1.0)) {
-      fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> fm = row_factors(fbase, rr, half_, f);
-      [[unroll]] for (int i = 0; i < fm.length(); ++i) lsum[i] *= fm[i];
-      [[unroll]] for (uint dn = 0u; dn < DB; ++dn)
-        [[unroll]] for (int i = 0; i < fm.length(); ++i) o[dn][i] *= fm[i];
-    } else {
+    if (trip) {
+      coopMatStoreNV(sc, sm, sbase, SS / 2u, false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
+      float top = MASKED;
+      [[unroll]] for (uint k = 0u; k < 8u; k += 2u) {
+        vec2 v = uintBitsToFloat(sm[sat + k / 2u]);
+        if (c + k < n) top = max(top, pc.scale_log2 * v.x);
+        if (c + k + 1u < n) top = max(top, pc.scale_log2 * v.y);
+      }
+      top = max(top, subgroupShuffleXor(top, 1u));
+      // A power of two: R and its successor are integers, and R - Rn >= -126 is a normal float.
+      // While R is MASKED the row's sums are 0 (every weight so far exp2(y - KILL) = 0), whatever f.
+      float Rn = top - R > 1.0 ? ceil(top) : R, f = R == MASKED ? 1.0 : rescale(R, Rn);
+      R = Rn;
+      // Over the scores this lane read: what each score's exponent subtracts, R, or KILL where the
+      // key is past the row's causal limit (its weight exp2(y - KILL) is 0).
+      [[unroll]] for (uint k = 0u; k < 8u; k += 2u)
+        sm[sat + k / 2u] = floatBitsToUint(vec2(c + k < n ? R : KILL, c + k + 1u < n ? R : KILL));
+      if (subgroupAny(f != 1.0)) {
+        fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> fm = row_factors(fbase, rr, half_, f);
+        [[unroll]] for (int i = 0; i < fm.length(); ++i) lsum[i] *= fm[i];
+        [[unroll]] for (uint dn = 0u; dn < DB; ++dn)
+          [[unroll]] for (int i = 0; i < fm.length(); ++i) o[dn][i] *= fm[i];
+      } else {
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+      }
+      coopMatLoadNV(sub, sm, sbase, SS / 2u, false);
+      held = !subgroupAny(edge);
     }
     // The weights in the scores' own registers, split into float16 halves there, and the halves as
     // the A operand of the weighted sum (a conversion, not a trip through memory).
-    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> sub, hi, lo;
-    coopMatLoadNV(sub, sm, sbase, SS / 2u, false);
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> hi, lo;
     [[unroll]] for (int i = 0; i < sub.length(); ++i) {
       float e = exp2(pc.scale_log2 * sc[i] - sub[i]);  // @marker weight
       lsum[i] += e;
