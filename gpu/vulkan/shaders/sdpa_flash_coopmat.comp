@@ -186,7 +186,7 @@ void attend(uint r0) {
     // A tile that masks no key and raises no R (no score passes its row's R by more than 1, as the
     // row maxima below would find: the same operations, uncontracted) needs neither the row maxima
     // nor new subtrahends: the held ones are its own.
-    bool edge = c + 8u > n, trip = !held || subgroupAny(edge);
+    bool edge = subgroupAny(c + 8u > n), trip = !held || edge;  // edge: the tile masks a key
     if (!trip) {
       bool rise = false;
       [[unroll]] for (int i = 0; i < sc.length(); ++i) {
@@ -225,7 +225,7 @@ void attend(uint r0) {
         subgroupBarrier();
       }
       coopMatLoadNV(sub, sm, sbase, SS / 2u, false);
-      held = !subgroupAny(edge);
+      held = !edge;
     }
     // The weights in the scores' own registers, split into float16 halves there, and the halves as
     // the A operand of the weighted sum (a conversion, not a trip through memory).
